@@ -1,0 +1,243 @@
+"""KV-cache memory: how many tokens (and so how many sequences) fit on a GPU.
+
+The article's point: memory, not FLOPs, bounds the batch. Every resident sequence keeps a K and a V
+vector per layer per KV head for every token it has seen, in the same HBM as the weights.
+
+    >>> kv_bytes_per_token(32, 8, 128)          # Llama-3-8B, bf16: 128 KiB per token
+    131072
+    >>> r = kv_capacity(layers=32, kv_heads=8, head_dim=128, dtype="bf16",
+    ...                 gpu_bytes=80e9, gpu_mem_utilization=0.92, weight_bytes=16e9, context_len=2048)
+    >>> r["tokens"], r["sequences"]             # article: "~450,000 tokens", "~220 sequences"
+    (439453, 214)
+
+Exactness: the KV pool is ``floor(gpu_mem_utilization × gpus × gpu_bytes) − weight_bytes`` bytes,
+computed with the utilization read as the decimal the user wrote (``Fraction(repr(0.92)) = 23/25``),
+never as the binary float (0.92 is really 0.92000000000000003996…). Bytes are integers, so the
+token count is a plain integer floor division and cannot drift by one on an unlucky product.
+
+Presets: model shapes are read from each model's published Hugging Face ``config.json`` (named per
+entry); parameter counts are computed from the same config (embeddings, attention, MLP / experts,
+norms) and match the counts the model cards publish. GPU memory is the vendor's marketed size in
+decimal gigabytes (× 1e9), the same convention as the article's ``80e9`` for an 80 GB H100.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from .scenario import ScenarioError
+
+# Bytes per element. fp8 = e4m3/e5m2, as vLLM's kv_cache_dtype="fp8".
+DTYPES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
+
+# Model shapes from config.json: num_hidden_layers, num_key_value_heads, head_dim
+# (= hidden_size / num_attention_heads unless the config sets head_dim), plus what the parameter
+# count needs: hidden_size, intermediate_size, vocab_size, num_attention_heads, experts, qkv bias,
+# tied embeddings.
+MODELS = {
+    "llama-3-8b": dict(
+        label="Llama-3-8B", layers=32, kv_heads=8, head_dim=128, hidden=4096, intermediate=14336,
+        vocab=128256, heads=32, experts=1, qkv_bias=False, tied=False,
+        source="huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json"),
+    "llama-3-70b": dict(
+        label="Llama-3-70B", layers=80, kv_heads=8, head_dim=128, hidden=8192, intermediate=28672,
+        vocab=128256, heads=64, experts=1, qkv_bias=False, tied=False,
+        source="huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/config.json"),
+    "llama-2-7b": dict(
+        # No grouped-query attention: 32 KV heads, so 4x the KV bytes of Llama-3-8B per token.
+        label="Llama-2-7B (MHA)", layers=32, kv_heads=32, head_dim=128, hidden=4096,
+        intermediate=11008, vocab=32000, heads=32, experts=1, qkv_bias=False, tied=False,
+        source="huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/config.json"),
+    "mistral-7b": dict(
+        label="Mistral-7B-v0.1", layers=32, kv_heads=8, head_dim=128, hidden=4096,
+        intermediate=14336, vocab=32000, heads=32, experts=1, qkv_bias=False, tied=False,
+        source="huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json"),
+    "mixtral-8x7b": dict(
+        # Mixture of experts: 8 experts' weights resident, KV like Mistral-7B.
+        label="Mixtral-8x7B", layers=32, kv_heads=8, head_dim=128, hidden=4096,
+        intermediate=14336, vocab=32000, heads=32, experts=8, qkv_bias=False, tied=False,
+        source="huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json"),
+    "qwen2.5-7b": dict(
+        label="Qwen2.5-7B", layers=28, kv_heads=4, head_dim=128, hidden=3584, intermediate=18944,
+        vocab=152064, heads=28, experts=1, qkv_bias=True, tied=False,
+        source="huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json"),
+    "qwen2.5-72b": dict(
+        label="Qwen2.5-72B", layers=80, kv_heads=8, head_dim=128, hidden=8192, intermediate=29568,
+        vocab=152064, heads=64, experts=1, qkv_bias=True, tied=False,
+        source="huggingface.co/Qwen/Qwen2.5-72B/blob/main/config.json"),
+}
+
+# Vendor memory sizes (decimal GB as marketed; nvidia-smi shows a little more or less in MiB).
+GPUS = {
+    "a100-40gb": dict(label="A100 40GB", gb=40, source="nvidia.com/en-us/data-center/a100 (40GB HBM2)"),
+    "a100-80gb": dict(label="A100 80GB", gb=80, source="nvidia.com/en-us/data-center/a100 (80GB HBM2e)"),
+    "h100-80gb": dict(label="H100 80GB", gb=80, source="nvidia.com/en-us/data-center/h100 (SXM/PCIe 80GB HBM3)"),
+    "h200-141gb": dict(label="H200 141GB", gb=141, source="nvidia.com/en-us/data-center/h200 (141GB HBM3e)"),
+    "l4-24gb": dict(label="L4 24GB", gb=24, source="nvidia.com/en-us/data-center/l4 (24GB GDDR6)"),
+    "l40s-48gb": dict(label="L40S 48GB", gb=48, source="nvidia.com/en-us/data-center/l40s (48GB GDDR6)"),
+    "rtx-4090-24gb": dict(label="RTX 4090 24GB", gb=24,
+                          source="nvidia.com/en-us/geforce/graphics-cards/40-series/rtx-4090 (24GB GDDR6X)"),
+}
+
+# The article's worked example (Llama-3-8B bf16 on an 80 GB card, 92% memory, 16 GB of weights).
+ARTICLE = dict(layers=32, kv_heads=8, head_dim=128, dtype="bf16", gpu_bytes=80_000_000_000,
+               gpu_mem_utilization=0.92, weight_bytes=16_000_000_000, context_len=2048)
+
+DEFAULT_UTILIZATION = 0.9  # vLLM's default gpu_memory_utilization
+MAX_BYTES = 10**16         # 10 PB: far above any node, low enough that no float loses integers
+
+
+def kv_bytes_per_token(layers, kv_heads, head_dim, dtype_bytes=2):
+    """Bytes of KV cache one token occupies: a K and a V vector per layer per KV head.
+
+    >>> kv_bytes_per_token(32, 8, 128)        # Llama-3-8B bf16
+    131072
+    >>> kv_bytes_per_token(32, 32, 128)       # Llama-2-7B has no GQA: 4x as much
+    524288
+    >>> kv_bytes_per_token(32, 8, 128, 1)     # fp8 KV cache halves it
+    65536
+    """
+    return 2 * layers * kv_heads * head_dim * dtype_bytes
+
+
+def param_count(model):
+    """Parameters of a preset, computed from its config.json shape.
+
+    >>> param_count("llama-3-8b")     # the model card's 8,030,261,248
+    8030261248
+    >>> param_count("mixtral-8x7b")   # 46.7 B: every expert's weights are resident
+    46702792704
+    """
+    m = MODELS[model]
+    h, hd = m["hidden"], m["head_dim"]
+    q, kv = m["heads"] * hd, m["kv_heads"] * hd
+    attn = h * q + 2 * h * kv + q * h + ((q + 2 * kv) if m["qkv_bias"] else 0)
+    mlp = m["experts"] * 3 * h * m["intermediate"] + (h * m["experts"] if m["experts"] > 1 else 0)
+    per_layer = attn + mlp + 2 * h                      # two RMSNorm weight vectors
+    embed = m["vocab"] * h * (1 if m["tied"] else 2)     # input embedding + lm_head
+    return m["layers"] * per_layer + embed + h           # + final norm
+
+
+def presets():
+    """Model, GPU and dtype presets with the numbers kv_capacity uses and where they come from."""
+    return {
+        "models": {k: {"label": m["label"], "layers": m["layers"], "kv_heads": m["kv_heads"],
+                       "head_dim": m["head_dim"], "params": param_count(k), "source": m["source"]}
+                   for k, m in MODELS.items()},
+        "gpus": {k: {"label": g["label"], "gpu_bytes": g["gb"] * 10**9, "source": g["source"]}
+                 for k, g in GPUS.items()},
+        "dtypes": dict(DTYPES),
+        "article": dict(ARTICLE),
+    }
+
+
+def _fail(field, value, allowed):
+    raise ScenarioError(field, value, allowed)
+
+
+def _int(field, value, lo, hi):
+    """An integer in [lo, hi]; integral floats such as 80e9 are accepted (the article writes them)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        _fail(field, value, f"an integer from {lo:,} to {hi:,}")
+    if isinstance(value, float):
+        if not math.isfinite(value) or value != int(value):
+            _fail(field, value, f"an integer from {lo:,} to {hi:,}")
+        value = int(value)
+    if not lo <= value <= hi:
+        _fail(field, value, f"an integer from {lo:,} to {hi:,}")
+    return value
+
+
+def _choice(field, value, options):
+    if not isinstance(value, str) or value.lower() not in options:
+        _fail(field, value, "one of " + ", ".join(options))
+    return value.lower()
+
+
+def kv_capacity(model=None, gpu=None, *, dtype="bf16", kv_dtype=None, layers=None, kv_heads=None,
+                head_dim=None, params=None, weight_bytes=None, gpu_bytes=None, gpus=1,
+                gpu_mem_utilization=DEFAULT_UTILIZATION, context_len=2048):
+    """KV-cache capacity of a model on a GPU (or ``gpus`` of them, tensor-parallel).
+
+    Explicit numbers win over presets: ``model`` fills layers / kv_heads / head_dim / params,
+    ``gpu`` fills gpu_bytes. ``weight_bytes`` defaults to params × bytes of ``dtype``; the KV cache
+    is stored in ``kv_dtype`` (default: ``dtype``). Returns the inputs echoed plus:
+    ``bytes_per_token``, ``kv_pool_bytes`` (memory left for KV), ``tokens`` (KV tokens that fit),
+    ``sequences`` (concurrent sequences of ``context_len`` tokens that fit) and ``fits`` (False when
+    the weights alone do not fit; tokens is then 0).
+
+    >>> r = kv_capacity("llama-3-8b", "h100-80gb")
+    >>> r["bytes_per_token"], r["weight_bytes"], r["tokens"], r["sequences"]
+    (131072, 16060522496, 426784, 208)
+    >>> kv_capacity("llama-3-70b", "h100-80gb")["fits"]       # 141 GB of bf16 weights
+    False
+    >>> kv_capacity("llama-3-70b", "h100-80gb", gpus=4)["sequences"]
+    218
+    """
+    if model is not None:
+        model = _choice("model", model, list(MODELS))
+    if gpu is not None:
+        gpu = _choice("gpu", gpu, list(GPUS))
+    dtype = _choice("dtype", dtype, list(DTYPES))
+    kv_dtype = dtype if kv_dtype is None else _choice("kv_dtype", kv_dtype, list(DTYPES))
+    m = MODELS.get(model, {})
+    shape = {}
+    for name, value, hi in (("layers", layers, 1024), ("kv_heads", kv_heads, 1024),
+                            ("head_dim", head_dim, 4096)):
+        if value is None:
+            value = m.get(name)
+        if value is None:
+            _fail(name, None, f"an integer from 1 to {hi:,} (or a model preset: {', '.join(MODELS)})")
+        shape[name] = _int(name, value, 1, hi)
+    gpus = _int("gpus", gpus, 1, 1024)
+    if gpu_bytes is None:
+        if gpu is None:
+            _fail("gpu_bytes", None, f"an integer from 1 to {MAX_BYTES:,} (or a GPU preset: {', '.join(GPUS)})")
+        gpu_bytes = GPUS[gpu]["gb"] * 10**9
+    gpu_bytes = _int("gpu_bytes", gpu_bytes, 1, MAX_BYTES)
+    if params is None and model is not None:
+        params = param_count(model)
+    if params is not None:
+        params = _int("params", params, 0, MAX_BYTES)
+    if weight_bytes is None:
+        if params is None:
+            _fail("weight_bytes", None, f"an integer from 0 to {MAX_BYTES:,} (or params, or a model preset)")
+        weight_bytes = params * DTYPES[dtype]
+    weight_bytes = _int("weight_bytes", weight_bytes, 0, MAX_BYTES)
+    if (isinstance(gpu_mem_utilization, bool) or not isinstance(gpu_mem_utilization, (int, float))
+            or not math.isfinite(gpu_mem_utilization) or not 0 < gpu_mem_utilization <= 1):
+        _fail("gpu_mem_utilization", gpu_mem_utilization, "a number in (0, 1]")
+    context_len = _int("context_len", context_len, 1, 10**8)
+
+    per_token = kv_bytes_per_token(shape["layers"], shape["kv_heads"], shape["head_dim"], DTYPES[kv_dtype])
+    # Decimal reading of the utilization (see the module docstring): exact integer bytes.
+    budget = math.floor(Fraction(repr(float(gpu_mem_utilization))) * gpus * gpu_bytes)
+    pool = budget - weight_bytes
+    tokens = max(0, pool) // per_token
+    return {
+        "model": model, "gpu": gpu, "dtype": dtype, "kv_dtype": kv_dtype, **shape,
+        "kv_dtype_bytes": DTYPES[kv_dtype], "params": params, "weight_bytes": weight_bytes,
+        "gpu_bytes": gpu_bytes, "gpus": gpus, "gpu_mem_utilization": float(gpu_mem_utilization),
+        "context_len": context_len,
+        "bytes_per_token": per_token, "kv_pool_bytes": pool, "tokens": tokens,
+        "sequences": tokens // context_len, "fits": pool > 0,
+    }
+
+
+KV_PARAMS = ("model", "gpu", "dtype", "kv_dtype", "layers", "kv_heads", "head_dim", "params",
+             "weight_bytes", "gpu_bytes", "gpus", "gpu_mem_utilization", "context_len")
+
+
+def kv_from_params(params):
+    """kv_capacity from an untrusted dict (protocol / CLI); unknown keys are an error, not ignored."""
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        _fail("params", params, "an object")
+    for key in params:
+        if key not in KV_PARAMS:
+            _fail(str(key), params[key], "a known field: " + ", ".join(KV_PARAMS))
+    if not params:
+        params = ARTICLE   # nothing asked: the article's worked example
+    return kv_capacity(**params)
