@@ -1,3 +1,10 @@
 """py_engine: a verified discrete-event simulator of static vs continuous batching for LLM serving."""
 
 __version__ = "0.1.0"
+
+from .scenario import ScenarioError, normalize, schema  # noqa: E402
+from .core import EngineError  # noqa: E402
+from .api import simulate, compare, sweep, presets  # noqa: E402
+
+__all__ = ["simulate", "compare", "sweep", "presets", "schema", "normalize", "ScenarioError",
+           "EngineError", "__version__"]

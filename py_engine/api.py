@@ -1,0 +1,186 @@
+"""Public API: simulate / compare / sweep / presets. JSON in, JSON out, no other state.
+
+Result caps (so a huge run cannot produce a huge document): `requests` lists at most
+RESULT_CAPS["requests"] records, `segments` at most RESULT_CAPS["segments"] and `passes_log` at most
+RESULT_CAPS["passes_log"] runs; metrics always cover the whole run. result["truncated"] says which
+lists were cut ({"requests": bool, "segments": bool, "passes_log": bool}).
+"""
+
+import copy
+
+from . import metrics as _metrics
+from .core import EngineError, Sim
+from .cost import Cost
+from .policies import get as _get_policy
+from .scenario import TICKS, ScenarioError, normalize, public
+from .workload import generate
+
+RESULT_CAPS = {"requests": 100_000, "segments": 250_000, "passes_log": 250_000}
+SWEEP_PARAMS = {
+    "skew": "workload.skew", "requests": "workload.requests", "seed": "workload.seed",
+    "output_mean": "workload.output_mean", "prompt_mean": "workload.prompt_mean",
+    "rate": "workload.arrival.rate", "every": "workload.arrival.every",
+    "slots": "server.slots", "chunk": "server.chunk",
+    "max_num_batched_tokens": "server.max_num_batched_tokens", "kv_tokens": "server.kv_tokens",
+    "block_size": "server.block_size",
+}
+MAX_SWEEP_POINTS = 200
+
+
+def run_sim(scenario, trace=None):
+    """Normalised scenario (+ optional pre-generated trace) -> finished Sim (no JSON building)."""
+    if trace is None:
+        trace = generate(scenario["workload"])
+    sim = Sim(trace, scenario["server"]["slots"], Cost.from_scenario(scenario),
+              seg_cap=RESULT_CAPS["segments"], log_cap=RESULT_CAPS["passes_log"])
+    sim.scenario = scenario
+    policy = _get_policy(scenario["scheduler"])(sim, scenario)
+    try:
+        sim.run(policy)
+    except OverflowError:
+        raise ScenarioError("workload", "<trace>", "a run whose simulated time fits in 2^63 ticks",
+                            "the simulated time overflows: use fewer or shorter requests or a "
+                            "cheaper cost model")
+    if hasattr(policy, "kv_tokens"):
+        pass  # policies that track KV themselves write it in their own log hook
+    return sim
+
+
+def _result(sim, scenario):
+    m = _metrics.compute(sim, scenario)
+    n = min(sim.n, RESULT_CAPS["requests"])
+    arrive, prompt, out = sim.arrive, sim.prompt, sim.out
+    at, ft, dt = sim.admit_tick, sim.first_tick, sim.done_tick
+    fp, dp, pre = sim.first_pass, sim.done_pass, sim.preemptions
+    reqs = []
+    for i in range(n):
+        a, f, d, o = arrive[i], ft[i], dt[i], out[i]
+        reqs.append({
+            "id": i, "arrive": a / TICKS, "prompt": prompt[i], "out": o,
+            "admit": at[i] / TICKS, "first_token": f / TICKS, "done": d / TICKS,
+            "admit_pass": sim.admit_pass[i], "first_token_pass": fp[i], "done_pass": dp[i],
+            "ttft": (f - a) / TICKS, "tpot": 0.0 if o == 1 else (d - f) / TICKS / (o - 1),
+            "e2e": (d - a) / TICKS, "preemptions": pre[i],
+        })
+    log = sim.log
+    passes_log = {k: list(v) for k, v in log.items() if k not in ("cost", "start")}
+    passes_log["cost"] = [c / TICKS for c in log["cost"]]
+    passes_log["start"] = [s / TICKS for s in log["start"]]
+    return {
+        "scheduler": scenario["scheduler"],
+        "scenario": public(scenario),
+        "requests": reqs,
+        "metrics": m,
+        "segments": [list(s) for s in sim.segments],
+        "passes_log": passes_log,
+        "truncated": {"requests": sim.n > n, "segments": sim.seg_truncated,
+                      "passes_log": sim.log_truncated},
+        "unit": "pass" if scenario["server"]["cost"] == "unit" else "ms",
+    }
+
+
+def _norm(scenario):
+    if isinstance(scenario, dict) and "_ticks" in scenario:
+        scenario = public(scenario)
+    return normalize(scenario)
+
+
+def simulate(scenario=None):
+    """Scenario dict (untrusted) -> result dict (SPEC section 4)."""
+    s = _norm(scenario)
+    return _result(run_sim(s), s)
+
+
+def compare(scenario=None, schedulers=("static", "continuous")):
+    """The same trace through several schedulers; speedup = static / continuous."""
+    s = _norm(scenario)
+    if isinstance(schedulers, str) or not isinstance(schedulers, (list, tuple)) or not schedulers:
+        raise ScenarioError("schedulers", schedulers, "a non-empty list of scheduler names")
+    trace = generate(s["workload"])
+    out = {}
+    for name in schedulers:
+        sn = dict(s)
+        sn["scheduler"] = name
+        sn = normalize(public(sn))  # validates the name
+        out[name] = _result(run_sim(sn, trace), sn)
+    if "static" in out and "continuous" in out:
+        a, b = out["static"]["metrics"], out["continuous"]["metrics"]
+        out["speedup"] = {"passes": a["passes"] / b["passes"],
+                          "time": a["makespan_ticks"] / b["makespan_ticks"]}
+    return out
+
+
+def _set(scenario, dotted, value):
+    d = scenario
+    parts = dotted.split(".")
+    for p in parts[:-1]:
+        if not isinstance(d.get(p), dict):
+            d[p] = {}
+        d = d[p]
+    d[parts[-1]] = value
+
+
+def sweep(scenario=None, param="skew", values=(0.0, 0.3, 0.6), schedulers=("static", "continuous")):
+    """Compare static vs continuous at each value of one parameter.
+
+    Returns {"param", "path", "values", "points": [{"value", "speedup": {...}, "<scheduler>":
+    {metrics subset}}]}. param is a leaf name (see SWEEP_PARAMS) or a dotted path.
+    """
+    path = SWEEP_PARAMS.get(param, param)
+    if path not in SWEEP_PARAMS.values():
+        raise ScenarioError("param", param, "one of " + ", ".join(SWEEP_PARAMS))
+    if not isinstance(values, (list, tuple)) or not 1 <= len(values) <= MAX_SWEEP_POINTS:
+        raise ScenarioError("values", values, "a list of 1 to %d values" % MAX_SWEEP_POINTS)
+    base = public(_norm(scenario))
+    if path == "workload.arrival.rate":
+        base["workload"]["arrival"] = {"kind": "poisson",
+                                       "rate": base["workload"]["arrival"].get("rate", 20.0)}
+    if path == "workload.arrival.every":
+        base["workload"]["arrival"] = {"kind": "gap",
+                                       "every": base["workload"]["arrival"].get("every", 50.0)}
+    points = []
+    for v in values:
+        sc = copy.deepcopy(base)
+        _set(sc, path, v)
+        res = compare(sc, schedulers)
+        pt = {"value": v}
+        for name in schedulers:
+            m = res[name]["metrics"]
+            pt[name] = {k: m[k] for k in ("passes", "makespan", "utilization", "throughput_tok_s",
+                                          "ttft", "tbt", "e2e", "goodput_rps", "slo_attainment",
+                                          "preemptions", "kv_peak_tokens")}
+        if "speedup" in res:
+            pt["speedup"] = res["speedup"]
+        points.append(pt)
+    return {"param": param, "path": path, "values": list(values), "points": points}
+
+
+PRESETS = {
+    "article": {"label": "Article default",
+                "description": "64 requests arriving together, 8 slots, chunk 512, long-tail "
+                               "lengths (skew 0.6), the article's cost model.",
+                "scenario": {}},
+    "equal": {"label": "Equal lengths",
+              "description": "Every request has the same prompt and output: static wastes nothing, "
+                             "speedup exactly 1.00.",
+              "scenario": {"workload": {"skew": 0.0}}},
+    "single": {"label": "One slot",
+               "description": "slots = 1: both schedulers run one request at a time, speedup 1.00.",
+               "scenario": {"server": {"slots": 1}}},
+    "chat": {"label": "Chat (Poisson arrivals)",
+             "description": "256 requests arriving as a Poisson stream at 20 req/s, 16 slots.",
+             "scenario": {"workload": {"requests": 256, "arrival": {"kind": "poisson",
+                                                                     "rate": 20.0}},
+                          "server": {"slots": 16}}},
+    "long_docs": {"label": "Long documents",
+                  "description": "Prompts of ~4,000 tokens with short answers: prefill dominates, "
+                                 "chunked prefill matters.",
+                  "scenario": {"workload": {"prompt_mean": 4000, "output_mean": 64}}},
+}
+
+
+def presets():
+    return copy.deepcopy(PRESETS)
+
+
+__all__ = ["simulate", "compare", "sweep", "presets", "ScenarioError", "EngineError", "run_sim"]

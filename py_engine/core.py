@@ -1,0 +1,477 @@
+"""The event-driven core: an integer clock, resident slots, and runs of identical passes.
+
+Between events (an admission, a last prefill chunk, a last token, a static group's end, an arrival
+that could be admitted) every pass has the same rows, prefill tokens and cost, so the core executes
+a whole *run* of k identical passes at once. Each resident has one absolute target pass (the last
+pass of its current phase) in a heap, so finding k costs O(log slots) and the work of a simulation
+grows with events, not with passes x slots.
+
+Loop (`Sim.run`), time `now` in integer ticks, `passes` = passes completed so far:
+
+    release arrivals (arrive <= now) into `waiting`          # FCFS queue, arrival order
+    policy.schedule()                                       # admit / evict / set chunks / wait
+    if nothing resident: jump `now` to the next arrival      # no pass happens
+    k = min(heap target - passes, policy.horizon(),
+            passes until the next arrival if policy.wants_arrivals())
+    passes += k; now += k * cost                            # one run of identical passes
+    retire/transition every resident whose target == passes
+
+A pass that starts at time t admits requests with arrive <= t (the next run is cut at the first pass
+whose start time is >= the next arrival, computed exactly in ticks).
+
+Resident phases (per slot):
+    PREFILL  non-final prefill chunks: `chunk` tokens per pass         -> slot-step "prefill"
+    FINAL    one pass: the last chunk (remainder tokens; 0 for a swapped-in resume) and one emitted
+             token (the first token, or the next token of a resumed request)   -> "useful"
+    DECODE   one token per pass                                      -> "useful"
+    HOLD     finished but its slot is held (static group)             -> "padding"
+    PAUSED   keeps its slot and KV but is not in the batch (vllm: over the token budget); not a
+             row, no tokens, no segment: its slot-steps count as idle
+A ghost resident (request id -1) is an empty row of a short static group: it pays cost like a
+member but every slot-step of it is "padding".
+
+Output encodings (what `segments` and `passes_log` in a result mean):
+    segments: list of [slot, request_id, phase, first_pass, last_pass], 1-based inclusive passes,
+        phase in "prefill" | "useful" | "padding"; request_id -1 = empty row of a static group.
+        A slot with no segment covering a pass is idle in that pass. Consecutive passes of one
+        request in one phase form one segment.
+    passes_log: columnar run-length table, one entry per run of identical passes, in order:
+        {"count": [...], "rows": [...], "prefill_tokens": [...], "cost": [...],
+         "useful": [...], "kv_tokens": [...]}
+        run i covers passes (sum(count[:i]) + 1) .. sum(count[:i+1]); rows, prefill_tokens, cost
+        (cost unit) and useful are per pass; kv_tokens is the KV-cache occupancy at the end of the
+        run (its peak, since KV only grows inside a run). Idle time between runs (waiting for an
+        arrival or a static group to fill) is not a pass; `start` gives each run's start time.
+"""
+
+import heapq
+from array import array
+from collections import deque
+
+PREFILL, FINAL, DECODE, HOLD, PAUSED = 0, 1, 2, 3, 4
+LABEL = ("prefill", "useful", "useful", "padding", None)
+
+
+class EngineError(RuntimeError):
+    """An internal inconsistency (a bug or a stalled policy), reported as data by the protocol."""
+
+
+class Resident:
+    __slots__ = ("rid", "slot", "phase", "pf_left", "pf_done", "chunk", "pf_at", "dec_at",
+                 "out_left", "hold_until", "target", "ver", "label", "seg_start", "ghost",
+                 "resumed", "kv0", "emit0")
+
+
+class Sim:
+    """State of one simulation. Policies read it and act on it through the methods below."""
+
+    def __init__(self, trace, slots, cost, seg_cap=None, log_cap=None):
+        arrive, prompt, out = trace
+        n = len(arrive)
+        self.n = n
+        self.arrive, self.prompt, self.out = arrive, prompt, out
+        self.slots, self.cost = slots, cost
+        self.now = 0
+        self.passes = 0
+        self.waiting = deque()          # arrived, not resident, FCFS (policies may appendleft)
+        self.next_arrival = 0           # index of the first request not yet released
+        self.free = list(range(slots))  # heap of free slot numbers (lowest first)
+        self.res = [None] * slots       # slot -> Resident or None
+        self.n_resident = 0
+        self.n_done = 0
+        self._heap = []                 # (target pass, slot, version); stale entries skipped
+        self._ver = 0
+        self._wait_until = None
+        self._extra_cost = 0
+        self._pending_gaps = []         # FINAL residents whose token follows a preemption
+        # per-pass aggregates of the current batch
+        self.rows = self.ptoks = self.n_useful = self.n_prefill = self.n_pad = self.n_gap = 0
+        self.kv = 0                     # tokens in KV over residents: prefilled + emitted
+        self.kv_peak = 0
+        # totals over the run (slot-steps)
+        self.t_useful = self.t_prefill = self.t_pad = self.t_rows = 0
+        self.gap_weights = {}           # TBT: gap in ticks -> number of token gaps
+        # per request (ticks, 1-based passes); -1 = not yet
+        z = [-1] * n
+        self.admit_tick = array("q", z)
+        self.admit_pass = array("q", z)
+        self.first_tick = array("q", z)
+        self.first_pass = array("q", z)
+        self.done_tick = array("q", z)
+        self.done_pass = array("q", z)
+        self.last_tick = array("q", z)
+        self.emitted = array("q", [0] * n)
+        self.preemptions = array("q", [0] * n)
+        # drawing output (capped so a huge run cannot explode)
+        self.seg_cap, self.log_cap = seg_cap, log_cap
+        self.segments = []
+        self.seg_truncated = False
+        self.log = {"count": [], "start": [], "rows": [], "prefill_tokens": [], "cost": [],
+                    "useful": [], "kv_tokens": []}
+        self.log_truncated = False
+        self.n_runs = 0
+
+    # ------------------------------------------------------------ policy API
+    def admit(self, rid, chunk, prefill=None, hold_until=0, kv0=0):
+        """Place request `rid` (already taken from `waiting` by the caller) in the lowest free slot.
+
+        chunk: prompt tokens per pass while prefilling.
+        prefill: tokens to process before its next token (default: its prompt; static passes the
+            group's padded prompt; a recompute resume passes prompt + emitted; a swap resume 0).
+        hold_until: absolute pass until which the slot stays held after the last token (static).
+        kv0: KV tokens it brings back (a swap resume: prompt + emitted); its KV is then
+            kv0 + prefill tokens processed + tokens emitted since this admission.
+        Returns the slot.
+        """
+        slot = heapq.heappop(self.free)
+        r = Resident()
+        r.rid, r.slot, r.ghost = rid, slot, rid < 0
+        r.pf_left = self.prompt[rid] if prefill is None else prefill
+        r.pf_done = 0
+        r.chunk = chunk
+        r.dec_at = -1
+        r.out_left = 0 if r.ghost else self.out[rid] - self.emitted[rid]
+        r.hold_until = hold_until
+        r.label = None
+        r.resumed = (not r.ghost) and self.emitted[rid] > 0
+        r.kv0 = kv0
+        r.emit0 = 0 if r.ghost else self.emitted[rid]
+        self.kv += kv0
+        if self.kv > self.kv_peak:
+            self.kv_peak = self.kv
+        self.res[slot] = r
+        self.n_resident += 1
+        self.rows += 1
+        if not r.ghost and self.admit_pass[rid] < 0:
+            self.admit_pass[rid] = self.passes + 1
+            self.admit_tick[rid] = self.now
+        self._enter_prefill(r)
+        return slot
+
+    def admit_ghost(self, chunk, prefill, hold_until):
+        """An empty row of a static group: costs like a member, counted as padding."""
+        return self.admit(-1, chunk, prefill, hold_until)
+
+    def set_chunk(self, slot, chunk):
+        """Change a prefilling resident's tokens per pass (takes effect from the next pass)."""
+        r = self.res[slot]
+        if r.phase == PREFILL:
+            self._unaggregate(r)
+            self._prefill_progress(r)
+            r.chunk = chunk
+            self._enter_prefill(r)
+        elif r.phase == FINAL and chunk != r.chunk:
+            self._unaggregate(r)
+            r.chunk = chunk
+            self._enter_prefill(r)
+
+    def evict(self, slot):
+        """Remove a resident (preemption): its KV is dropped, its emitted tokens stay emitted.
+
+        Returns the request id; the caller decides where to requeue it (vLLM: waiting.appendleft).
+        """
+        r = self.res[slot]
+        if r.phase == PAUSED:
+            self.rows += 1  # _free_slot removes its row again
+        self._unaggregate(r)
+        if r.phase == PREFILL:
+            self._prefill_progress(r)
+        elif r.phase == DECODE:
+            self._decode_progress(r)
+        r.phase = HOLD
+        self._close_segment(r)
+        self.kv -= self._kv_of(r)
+        self._free_slot(r)
+        if r.rid >= 0:
+            self.preemptions[r.rid] += 1
+        return r.rid
+
+    def pause(self, slot):
+        """Keep the resident's slot and KV but leave it out of the next passes (no row, no tokens)."""
+        r = self.res[slot]
+        if r.phase == PAUSED:
+            return
+        self._unaggregate(r)
+        if r.phase == PREFILL:
+            self._prefill_progress(r)
+        elif r.phase == DECODE:
+            self._decode_progress(r)
+        elif r.phase == HOLD:
+            raise EngineError("cannot pause a held (finished) resident")
+        self._close_segment(r)
+        r.label = None
+        self._ver += 1
+        r.ver = self._ver  # drops its heap entry
+        r.phase = PAUSED
+        self.rows -= 1
+
+    def unpause(self, slot, chunk):
+        """Put a paused resident back in the batch from the next pass, prefilling `chunk` per pass."""
+        r = self.res[slot]
+        if r.phase != PAUSED:
+            return
+        self.rows += 1
+        r.chunk = chunk
+        if r.pf_left == 0 and r.dec_at >= 0:  # it was decoding: continue, gap from its last token
+            r.dec_at = self.passes
+            self._set_phase(r, DECODE, self.passes + r.out_left)
+            self._pending_gaps.append(r)
+        else:
+            self._enter_prefill(r)
+
+    def wait_until(self, tick):
+        """Run no pass now; jump the clock to `tick` (> now), e.g. a static group waiting to fill."""
+        self._wait_until = tick
+
+    def add_cost(self, ticks):
+        """Add `ticks` to the cost of the next pass only (e.g. a swap transfer)."""
+        self._extra_cost += ticks
+
+    def resident_kv(self, slot):
+        """KV tokens held by the resident in `slot` now: prompt tokens processed + tokens emitted."""
+        return self._kv_of(self.res[slot])
+
+    def emitted_now(self, slot):
+        """Tokens emitted so far by the resident in `slot` (exact between runs)."""
+        r = self.res[slot]
+        e = self.emitted[r.rid]
+        return e + (self.passes - r.dec_at if r.phase == DECODE else 0)
+
+    # ------------------------------------------------------------ the loop
+    def run(self, policy):
+        n, arrive, res, heap = self.n, self.arrive, self.res, self._heap
+        cost_m = self.cost
+        fixed, per_row, per_token = cost_m.fixed, cost_m.per_row, cost_m.per_token
+        gw = self.gap_weights
+        log = self.log
+        heappop = heapq.heappop
+        waiting = self.waiting
+        while self.n_done < n:
+            na = self.next_arrival
+            now = self.now
+            while na < n and arrive[na] <= now:
+                waiting.append(na)
+                na += 1
+            self.next_arrival = na
+            self._wait_until = None
+            policy.schedule()
+            if self._wait_until is not None:
+                if self._wait_until <= now:
+                    raise EngineError("policy %s waited for a time not in the future" % policy.name)
+                self.now = self._wait_until
+                continue
+            if self.n_resident == 0:
+                if not waiting and na < n:
+                    self.now = arrive[na]  # idle: jump to the next arrival, no pass
+                    continue
+                raise EngineError("policy %s stalled with %d waiting and nothing resident"
+                                  % (policy.name, len(waiting)))
+            while True:
+                t, slot, ver = heap[0]
+                r = res[slot]
+                if r is not None and r.ver == ver:
+                    break
+                heappop(heap)
+            passes = self.passes
+            k = t - passes
+            cost = fixed + per_row * self.rows + per_token * self.ptoks
+            if self._extra_cost:
+                cost += self._extra_cost
+                self._extra_cost = 0
+                k = 1
+            h = policy.horizon()
+            if h is not None and h < k:
+                if h < 1:
+                    raise EngineError("policy %s returned horizon %r < 1" % (policy.name, h))
+                k = h
+            if na < n and not self.waiting and policy.wants_arrivals():
+                ka = -(-(arrive[na] - now) // cost)  # first pass starting at/after the arrival
+                if ka < k:
+                    k = ka
+            # ---- execute k identical passes
+            passes += k
+            self.passes = passes
+            self.now = now + k * cost
+            useful = self.n_useful
+            self.t_useful += k * useful
+            self.t_prefill += k * self.n_prefill
+            self.t_pad += k * self.n_pad
+            self.t_rows += k * self.rows
+            n_gap = k * self.n_gap
+            if self._pending_gaps:  # first token after a preemption / pause: gap from the last one
+                for r in self._pending_gaps:
+                    g = now + cost - self.last_tick[r.rid]
+                    gw[g] = gw.get(g, 0) + 1
+                    if r.phase == DECODE:
+                        n_gap -= 1
+                self._pending_gaps.clear()
+            if n_gap:
+                gw[cost] = gw.get(cost, 0) + n_gap
+            self.kv += k * (self.ptoks + useful)
+            if self.kv > self.kv_peak:
+                self.kv_peak = self.kv
+            self.n_runs += 1
+            if self.log_cap is None or len(log["count"]) < self.log_cap:
+                log["count"].append(k)
+                log["start"].append(now)
+                log["rows"].append(self.rows)
+                log["prefill_tokens"].append(self.ptoks)
+                log["cost"].append(cost)
+                log["useful"].append(useful)
+                log["kv_tokens"].append(self.kv)
+            else:
+                self.log_truncated = True
+            # ---- phase ends
+            while heap and heap[0][0] == passes:
+                t, slot, ver = heappop(heap)
+                r = res[slot]
+                if r is not None and r.ver == ver:
+                    self._transition(r)
+        return self
+
+    # ------------------------------------------------------------ phases
+    def _prefill_progress(self, r):
+        done = (self.passes - r.pf_at) * r.chunk
+        r.pf_left -= done
+        r.pf_done += done
+        r.pf_at = self.passes
+
+    def _decode_progress(self, r):
+        rid, k = r.rid, self.passes - r.dec_at
+        self.emitted[rid] += k
+        r.out_left -= k
+        r.dec_at = self.passes
+        self.last_tick[rid] = self.now  # a decoding resident emitted in the pass that just ended
+
+    def _kv_of(self, r):
+        kv = r.kv0 + r.pf_done + (0 if r.ghost else self.emitted[r.rid] - r.emit0)
+        if r.phase == PREFILL:
+            kv += (self.passes - r.pf_at) * r.chunk
+        elif r.phase == DECODE:
+            kv += self.passes - r.dec_at
+        return kv
+
+    def _enter_prefill(self, r):
+        r.pf_at = self.passes
+        n = -(-r.pf_left // r.chunk) if r.pf_left > 0 else 1
+        if n >= 2:
+            self._set_phase(r, PREFILL, self.passes + n - 1)
+        else:
+            self._set_phase(r, FINAL, self.passes + 1)
+
+    def _set_phase(self, r, phase, target):
+        r.phase = phase
+        r.target = target
+        self._ver += 1
+        r.ver = self._ver
+        heapq.heappush(self._heap, (target, r.slot, r.ver))
+        label = "padding" if r.ghost else LABEL[phase]
+        if label != r.label:
+            if r.label is not None:
+                self._close_segment(r)
+            r.label = label
+            r.seg_start = self.passes + 1
+        if phase == PREFILL:
+            self.ptoks += r.chunk
+            if r.ghost:
+                self.n_pad += 1
+            else:
+                self.n_prefill += 1
+        elif phase == FINAL:
+            self.ptoks += r.pf_left
+            if r.ghost:
+                self.n_pad += 1
+            else:
+                self.n_useful += 1
+                if r.resumed:
+                    self._pending_gaps.append(r)
+        elif phase == DECODE:
+            self.n_useful += 1
+            self.n_gap += 1
+        elif phase == HOLD:
+            self.n_pad += 1
+
+    def _unaggregate(self, r):
+        phase = r.phase
+        if phase == PREFILL:
+            self.ptoks -= r.chunk
+            if r.ghost:
+                self.n_pad -= 1
+            else:
+                self.n_prefill -= 1
+        elif phase == FINAL:
+            self.ptoks -= r.pf_left
+            if r.ghost:
+                self.n_pad -= 1
+            else:
+                self.n_useful -= 1
+                if r.resumed and r in self._pending_gaps:
+                    self._pending_gaps.remove(r)
+        elif phase == DECODE:
+            self.n_useful -= 1
+            self.n_gap -= 1
+            if self._pending_gaps and r in self._pending_gaps:
+                self._pending_gaps.remove(r)
+        elif phase == HOLD:
+            self.n_pad -= 1
+
+    def _close_segment(self, r):
+        if r.label is None or r.seg_start > self.passes:
+            return
+        if self.seg_cap is not None and len(self.segments) >= self.seg_cap:
+            self.seg_truncated = True
+            return
+        self.segments.append((r.slot, r.rid, r.label, r.seg_start, self.passes))
+
+    def _transition(self, r):
+        """r's phase ended with the pass just completed (self.passes == r.target)."""
+        self._unaggregate(r)
+        phase = r.phase
+        passes = self.passes
+        if phase == PREFILL:
+            self._prefill_progress(r)
+            self._set_phase(r, FINAL, passes + 1)
+            return
+        if phase == HOLD:
+            self._retire(r)
+            return
+        rid = r.rid
+        if phase == FINAL:
+            r.pf_done += r.pf_left
+            r.pf_left = 0
+            r.resumed = False
+            if not r.ghost:
+                if self.emitted[rid] == 0:
+                    self.first_pass[rid] = passes
+                    self.first_tick[rid] = self.now
+                self.emitted[rid] += 1
+                self.last_tick[rid] = self.now
+                r.out_left -= 1
+            if r.out_left > 0:
+                r.dec_at = passes
+                self._set_phase(r, DECODE, passes + r.out_left)
+                return
+        else:  # DECODE: its last token was emitted in this pass
+            self._decode_progress(r)
+        r.phase = HOLD  # no lazy progress left to account
+        if r.hold_until > passes:
+            self._set_phase(r, HOLD, r.hold_until)
+            return
+        self._retire(r)
+
+    def _free_slot(self, r):
+        self._ver += 1
+        r.ver = self._ver
+        self.res[r.slot] = None
+        heapq.heappush(self.free, r.slot)
+        self.n_resident -= 1
+        self.rows -= 1
+
+    def _retire(self, r):
+        self._close_segment(r)
+        self.kv -= self._kv_of(r)
+        self._free_slot(r)
+        if r.rid >= 0:
+            self.done_pass[r.rid] = self.passes
+            self.done_tick[r.rid] = self.now
+            self.n_done += 1

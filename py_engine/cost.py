@@ -1,0 +1,41 @@
+"""The article's closed forms: pass cost and chunked-prefill steps.
+
+Floats (`step_cost_ms`) are for people; the engine uses `Cost`, the same model in integer ticks
+(1 tick = 1e-6 ms), so every run is exact and platform independent.
+
+>>> round(step_cost_ms(1, 0), 2), round(step_cost_ms(32, 0), 2)
+(22.35, 33.2)
+>>> round(step_cost_ms(16, 4000), 2), round(step_cost_ms(16, 0), 2)
+(267.6, 27.6)
+>>> prefill_steps(1, 512), prefill_steps(512, 512), prefill_steps(513, 512), prefill_steps(0, 512)
+(1, 1, 2, 1)
+>>> Cost(22_000_000, 350_000, 60_000).pass_ticks(16, 4000)
+267600000
+"""
+
+
+def step_cost_ms(rows, prefill_tokens, fixed_ms=22.0, per_row_ms=0.35, per_prefill_token_ms=0.06):
+    """Cost of one forward pass in ms (the article: 22.0 + 0.35*rows + 60.0*prefill_tokens/1000)."""
+    return fixed_ms + per_row_ms * rows + per_prefill_token_ms * prefill_tokens
+
+
+def prefill_steps(prompt, chunk):
+    """Passes a prompt needs under chunked prefill: max(1, ceil(prompt / chunk))."""
+    return max(1, -(-prompt // chunk))
+
+
+class Cost:
+    """Pass cost in integer ticks: fixed + per_row * rows + per_token * prefill_tokens."""
+
+    __slots__ = ("fixed", "per_row", "per_token")
+
+    def __init__(self, fixed, per_row, per_token):
+        self.fixed, self.per_row, self.per_token = fixed, per_row, per_token
+
+    @classmethod
+    def from_scenario(cls, scenario):
+        t = scenario["_ticks"]
+        return cls(t["fixed"], t["per_row"], t["per_prefill_token"])
+
+    def pass_ticks(self, rows, prefill_tokens):
+        return self.fixed + self.per_row * rows + self.per_token * prefill_tokens

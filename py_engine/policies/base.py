@@ -1,0 +1,67 @@
+"""The policy interface: a scheduler is one class with three hooks, registered by name.
+
+The core (`py_engine.core.Sim`) owns the clock, the slots, the per-resident phases (prefill chunks,
+the final chunk that emits a token, decode, held padding), run-length recording and retirement. A
+policy only decides *who is resident and how big their prefill chunks are*; the core then runs the
+longest stretch of identical passes and calls the policy again at the next event.
+
+Hooks (all called between runs, with `self.sim` positioned at `sim.now` ticks / `sim.passes` done):
+
+    schedule()       Shape the batch for the next run: admit from `sim.waiting` (FCFS deque of
+                     arrived request ids; `popleft()` then `sim.admit(rid, chunk, prefill=None,
+                     hold_until=0)`), evict (`sim.evict(slot)` -> rid, then e.g.
+                     `sim.waiting.appendleft(rid)`), change chunk sizes (`sim.set_chunk(slot, c)`),
+                     add a one-pass cost (`sim.add_cost(ticks)`, e.g. a swap transfer), or run no pass
+                     and jump the clock (`sim.wait_until(tick)`). Doing nothing is fine: the batch runs on.
+    horizon()        Max passes the batch may run unchanged for policy reasons (e.g. until the KV
+                     pool overflows), or None. The core already stops at every phase end.
+    wants_arrivals() True if an arrival during the run could be admitted (e.g. a slot is free):
+                     the core then cuts the run at the first pass starting at/after the next arrival.
+
+State a policy may read: sim.now, sim.passes, sim.slots, sim.free (free slot numbers), sim.res[slot]
+(Resident or None; .rid, .phase in core.PREFILL/FINAL/DECODE/HOLD, .chunk), sim.n_resident,
+sim.arrive/prompt/out (per request id, ticks/tokens), sim.emitted[rid] (exact for non-decoding
+residents; use sim.emitted_now(slot) for a resident), sim.resident_kv(slot), sim.kv (KV tokens over
+residents), sim.next_arrival (first request not yet arrived), sim.cost (Cost in ticks), sim.scenario.
+
+Preemption: `sim.evict(slot)` drops the resident (its KV leaves `sim.kv`; `preemptions[rid]` += 1);
+tokens already emitted stay emitted. Re-admit with `prefill=prompt + emitted` (recompute) or
+`prefill=0` (swap resume; add the transfer with `add_cost`). The first token after a resume is
+counted as a TBT gap from the request's previous token; a request's first token is never re-emitted.
+
+Optional: `kv_tokens()` -> int to override the KV occupancy written to passes_log / kv_peak_tokens
+(the core's default is prompt tokens processed + tokens emitted over residents).
+
+A new policy is one new file in `py_engine/policies/` with `@register("name")` on its class, plus
+one import line in `policies/__init__.py`.
+"""
+
+
+class Policy:
+    name = "?"
+
+    def __init__(self, sim, scenario):
+        self.sim = sim
+        self.scenario = scenario
+        self.chunk = scenario["server"]["chunk"]
+
+    def schedule(self):
+        raise NotImplementedError
+
+    def horizon(self):
+        return None
+
+    def wants_arrivals(self):
+        return bool(self.sim.free)
+
+
+REGISTRY = {}
+
+
+def register(name):
+    """Class decorator: make a policy available as scenario["scheduler"] == name."""
+    def deco(cls):
+        cls.name = name
+        REGISTRY[name] = cls
+        return cls
+    return deco

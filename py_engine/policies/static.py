@@ -1,0 +1,36 @@
+"""Static (request-level) batching: groups of `slots` requests in arrival order.
+
+A group starts at max(now, latest arrival in the group) and runs as one padded tensor of `slots`
+rows: every row processes the group's longest prompt in chunks (so all rows emit their first token
+on the group's pass max(prefill_steps)), then decodes until the slowest member is done; a finished
+member's row, and every empty row of a short last group, is padding until the group's last pass,
+which is every member's done_pass. Cost: all `slots` rows every pass, rows x padded chunk tokens
+per prefill pass.
+"""
+
+from ..cost import prefill_steps
+from .base import Policy, register
+
+
+@register("static")
+class Static(Policy):
+    def schedule(self):
+        sim = self.sim
+        if sim.n_resident:
+            return  # the group runs until its last pass
+        first = sim.waiting[0] if sim.waiting else sim.next_arrival
+        size = min(sim.slots, sim.n - first)
+        last = first + size - 1
+        if sim.arrive[last] > sim.now:
+            sim.wait_until(sim.arrive[last])  # the group waits to fill
+            return
+        chunk = self.chunk
+        longest = max(sim.prompt[first:last + 1])
+        end = sim.passes + prefill_steps(longest, chunk) + max(sim.out[first:last + 1]) - 1
+        for _ in range(size):
+            sim.admit(sim.waiting.popleft(), chunk, prefill=longest, hold_until=end)
+        for _ in range(sim.slots - size):
+            sim.admit_ghost(chunk, longest, end)
+
+    def wants_arrivals(self):
+        return False
