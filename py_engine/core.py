@@ -246,6 +246,7 @@ class Sim:
         log = self.log
         heappop = heapq.heappop
         waiting = self.waiting
+        kv_hook = getattr(policy, "kv_tokens", None)  # optional override (e.g. KV in blocks)
         while self.n_done < n:
             na = self.next_arrival
             now = self.now
@@ -308,8 +309,9 @@ class Sim:
             if n_gap:
                 gw[cost] = gw.get(cost, 0) + n_gap
             self.kv += k * (self.ptoks + useful)
-            if self.kv > self.kv_peak:
-                self.kv_peak = self.kv
+            kv = self.kv if kv_hook is None else kv_hook()
+            if kv > self.kv_peak:
+                self.kv_peak = kv
             self.n_runs += 1
             if self.log_cap is None or len(log["count"]) < self.log_cap:
                 log["count"].append(k)
@@ -318,7 +320,7 @@ class Sim:
                 log["prefill_tokens"].append(self.ptoks)
                 log["cost"].append(cost)
                 log["useful"].append(useful)
-                log["kv_tokens"].append(self.kv)
+                log["kv_tokens"].append(kv)
             else:
                 self.log_truncated = True
             # ---- phase ends
