@@ -1,0 +1,105 @@
+// Small canvas helpers shared by the timelines and the charts: crisp high-DPI setup,
+// theme colours from CSS variables, nice ticks and number formatting.
+
+// Okabe–Ito (colour-blind safe), black swapped for a mid blue-grey so it reads in dark mode too.
+export const PALETTE = ['#E69F00', '#56B4E9', '#009E73', '#F0E442', '#0072B2', '#D55E00', '#CC79A7', '#7F8FA6'];
+
+export function colorFor(id) {
+  // Consecutive requests get different colours; the stride keeps neighbours apart when the palette wraps.
+  return PALETTE[((id * 3) % PALETTE.length + PALETTE.length) % PALETTE.length];
+}
+
+/** Size the canvas backing store to its CSS box × devicePixelRatio; returns a context in CSS pixels. */
+export function setupCanvas(canvas, cssHeight) {
+  if (cssHeight != null) canvas.style.height = `${cssHeight}px`;
+  const dpr = Math.max(1, window.devicePixelRatio || 1);
+  const w = Math.max(1, canvas.clientWidth || canvas.parentElement?.clientWidth || 600);
+  const h = Math.max(1, cssHeight ?? canvas.clientHeight ?? 150);
+  const bw = Math.round(w * dpr), bh = Math.round(h * dpr);
+  if (canvas.width !== bw) canvas.width = bw;
+  if (canvas.height !== bh) canvas.height = bh;
+  const ctx = canvas.getContext('2d');
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, w, h);
+  return { ctx, dpr, w, h };
+}
+
+let themeCache = null;
+export function invalidateTheme() { themeCache = null; }
+/** Colours come from the stylesheet so light/dark switch in one place. */
+export function theme() {
+  if (themeCache) return themeCache;
+  const cs = getComputedStyle(document.documentElement);
+  const v = (name) => cs.getPropertyValue(name).trim();
+  themeCache = {
+    bg: v('--bg'), panel: v('--panel'), ink: v('--ink'), muted: v('--muted'), faint: v('--faint'),
+    grid: v('--grid'), accent: v('--accent'), good: v('--good'), bad: v('--bad'),
+    paddingInk: v('--padding-ink'), paddingBg: v('--padding-bg'), idle: v('--idle'), playhead: v('--playhead'),
+    font: v('--font') || 'sans-serif',
+  };
+  return themeCache;
+}
+
+const patternCache = new Map();
+/** Diagonal hatch for padding, built at device resolution so it stays crisp. */
+export function hatch(ctx, dpr, ink, bg) {
+  const key = `${dpr}|${ink}|${bg}`;
+  let p = patternCache.get(key);
+  if (p) return p;
+  const size = Math.round(6 * dpr);
+  const c = document.createElement('canvas');
+  c.width = c.height = size;
+  const g = c.getContext('2d');
+  g.fillStyle = bg; g.fillRect(0, 0, size, size);
+  g.strokeStyle = ink; g.lineWidth = Math.max(1, 1.2 * dpr);
+  g.beginPath();
+  g.moveTo(-1, size + 1); g.lineTo(size + 1, -1);
+  g.moveTo(-1, 1); g.lineTo(1, -1);
+  g.moveTo(size - 1, size + 1); g.lineTo(size + 1, size - 1);
+  g.stroke();
+  p = ctx.createPattern(c, 'repeat');
+  p.setTransform?.(new DOMMatrix([1 / dpr, 0, 0, 1 / dpr, 0, 0]));
+  patternCache.set(key, p);
+  return p;
+}
+
+/** Round ticks covering [lo, hi], about n of them. */
+export function niceTicks(lo, hi, n = 5) {
+  if (!(hi > lo)) return [lo];
+  const span = hi - lo;
+  const raw = span / Math.max(1, n);
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw) || 10 * mag;
+  const out = [];
+  for (let t = Math.ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) out.push(+t.toPrecision(12));
+  return out;
+}
+
+const nf = new Intl.NumberFormat('en-US');
+/** Human formatting for display only; data-value always carries String(n). */
+export function fmt(n, digits = 3) {
+  if (n == null || Number.isNaN(n)) return '–';
+  if (typeof n !== 'number') return String(n);
+  if (Number.isInteger(n)) return nf.format(n);
+  const a = Math.abs(n);
+  if (a >= 1000) return nf.format(Math.round(n));
+  if (a >= 100) return n.toFixed(1);
+  if (a >= 10) return n.toFixed(Math.max(1, digits - 2));
+  if (a >= 1) return n.toFixed(Math.max(2, digits - 1));
+  if (a === 0) return '0';
+  return n.toPrecision(digits);
+}
+
+export function fmtPct(x) { return x == null ? '–' : `${(100 * x).toFixed(x >= 0.995 || x < 0.1 ? 1 : 0)}%`; }
+
+/** Time in the cost unit: ms (or passes under the unit cost model). */
+export function fmtTime(ms, unit = 'ms') {
+  if (ms == null) return '–';
+  if (unit !== 'ms') return `${fmt(ms)} ${unit}`;
+  if (Math.abs(ms) >= 10000) return `${fmt(ms / 1000)} s`;
+  return `${fmt(ms)} ms`;
+}
+
+export function font(px, weight = 400) {
+  return `${weight} ${px}px ${theme().font}`;
+}

@@ -1,0 +1,71 @@
+// Metric cards: one card per idea, a row per scheduler, each number carrying the test hook
+// data-metric="<scheduler>.<path>" and data-value=String(exact number).
+
+import { el } from './controls.js';
+import { fmt, fmtPct, fmtTime } from './canvas-kit.js';
+
+const NAMES = { static: 'static', continuous: 'continuous', vllm: 'vLLM-style' };
+
+function card(title, what, ...body) {
+  return el('article', { class: 'card' }, el('h4', { text: title }), el('p', { class: 'what', text: what }), ...body);
+}
+
+function metricCell(sched, path, value, text, cls) {
+  return el('td', { 'data-metric': `${sched}.${path}`, 'data-value': value == null ? '' : String(value), class: cls, text });
+}
+
+function get(obj, path) { return path.split('.').reduce((o, k) => (o == null ? undefined : o[k]), obj); }
+
+function schedCell(s) {
+  return el('td', { class: 'sched' }, el('i', { class: `sched-dot sched-${s}`, 'aria-hidden': 'true' }), document.createTextNode(NAMES[s] || s));
+}
+
+/** A table: columns = metric paths, rows = schedulers. */
+function table(cmp, scheds, cols, format) {
+  const head = el('tr', {}, el('th', { text: '' }), ...cols.map((c) => el('th', { text: c.label })));
+  const rows = scheds.map((s) => el('tr', {}, schedCell(s),
+    ...cols.map((c) => { const v = get(cmp[s].metrics, c.path); return metricCell(s, c.path, v, (c.format || format)(v), c.cls); })));
+  return el('table', {}, el('thead', {}, head), el('tbody', {}, ...rows));
+}
+
+export function renderCards(container, cmp, scheds) {
+  const unit = cmp[scheds[0]]?.scenario?.server?.cost === 'unit' ? 'pass' : 'ms';
+  const time = (v) => fmtTime(v, unit);
+  const slo = cmp[scheds[0]]?.scenario?.slo || {};
+  const cards = [];
+
+  cards.push(card('Forward passes', 'Passes the GPU ran to serve every request; fewer passes, same work.',
+    table(cmp, scheds, [{ label: 'passes', path: 'passes', cls: 'big' }, { label: 'output tokens', path: 'output_tokens' }], fmt)));
+
+  // Utilization with the four slot-step shares.
+  const share = el('div', {});
+  for (const s of scheds) {
+    const m = cmp[s].metrics;
+    const bar = el('div', { class: 'sharebar', role: 'img', 'aria-label': `${s}: useful ${fmtPct(m.shares.useful)}, prefill ${fmtPct(m.shares.prefill)}, padding ${fmtPct(m.shares.padding)}, idle ${fmtPct(m.shares.idle)}` });
+    for (const k of ['useful', 'prefill', 'padding', 'idle']) {
+      const i = el('i', { class: `s-${k}` });
+      i.style.width = `${100 * (m.shares[k] || 0)}%`;
+      bar.append(i);
+    }
+    share.append(el('table', {}, el('tbody', {},
+      el('tr', {}, schedCell(s), metricCell(s, 'utilization', m.utilization, fmtPct(m.utilization), 'big')))), bar);
+  }
+  const shareTable = el('table', {}, el('thead', {}, el('tr', {}, el('th', {}), ...['useful', 'prefill', 'padding', 'idle'].map((k) => el('th', { text: k })))),
+    el('tbody', {}, ...scheds.map((s) => el('tr', {}, schedCell(s),
+      ...['useful', 'prefill', 'padding', 'idle'].map((k) => metricCell(s, `shares.${k}`, cmp[s].metrics.shares[k], fmtPct(cmp[s].metrics.shares[k])))))));
+  cards.push(card('Utilization', 'Share of slot-steps that emit a token. The rest is prefill, padding (held, no token) or idle.', share, shareTable));
+
+  cards.push(card('Throughput and makespan', 'Output tokens per second of simulated GPU time; time until the last request is done.',
+    table(cmp, scheds, [{ label: 'tok/s', path: 'throughput_tok_s', cls: 'big', format: fmt }, { label: 'makespan', path: 'makespan', format: time }], fmt)));
+
+  const pct = (key) => [{ label: 'p50', path: `${key}.p50` }, { label: 'p95', path: `${key}.p95` }, { label: 'p99', path: `${key}.p99` }];
+  cards.push(card('Time to first token', 'Arrival to first token: waiting for a slot plus prefill.', table(cmp, scheds, pct('ttft'), time)));
+  cards.push(card('Time between tokens', 'How fast a stream flows once started (per-request mean gap).', table(cmp, scheds, pct('tbt'), time)));
+  cards.push(card('End-to-end latency', 'Arrival to last token, per request.', table(cmp, scheds, pct('e2e'), time)));
+  cards.push(card('Goodput', `Requests per second that meet both SLOs (TTFT ≤ ${fmtTime(slo.ttft_ms, unit)}, TBT ≤ ${fmtTime(slo.tbt_ms, unit)}).`,
+    table(cmp, scheds, [{ label: 'req/s', path: 'goodput_rps', cls: 'big' }, { label: 'meet SLO', path: 'slo_attainment', format: fmtPct }], fmt)));
+  cards.push(card('KV cache', 'Most KV tokens resident at once, and requests evicted because the KV budget ran out.',
+    table(cmp, scheds, [{ label: 'KV peak (tokens)', path: 'kv_peak_tokens' }, { label: 'preemptions', path: 'preemptions' }], fmt)));
+
+  container.replaceChildren(...cards);
+}

@@ -1,0 +1,120 @@
+// Sweep charts drawn with the timeline's canvas helpers: one small line-chart function,
+// columnar points in, canvas out. Points not computed yet are shown as faint ticks, so a
+// sweep that is still running (or was cancelled) reads honestly.
+
+import { setupCanvas, theme, niceTicks, font, fmt } from './canvas-kit.js';
+
+/**
+ * spec: { height, x: {label, min, max, log2?, fmt?}, y: {label, min?, max?, fmt?, color?},
+ *         y2?: {...}, series: [{name, color, axis: 'y'|'y2', points: [[x, y|null], ...], dash?}],
+ *         hlines?: [{y, axis, label, color}], marks?: [{x, label, color}], pending?: [x, ...] }
+ */
+export function lineChart(canvas, spec) {
+  const { ctx, w, h } = setupCanvas(canvas, spec.height ?? (canvas.clientHeight || 240));
+  const t = theme();
+  const m = { l: 52, r: spec.y2 ? 56 : 16, t: 22, b: 38 };
+  const pw = Math.max(10, w - m.l - m.r), ph = Math.max(10, h - m.t - m.b);
+
+  const xs = spec.x;
+  const tx = xs.log2 ? (v) => Math.log2(v) : (v) => v;
+  const x0 = tx(xs.min), x1 = tx(xs.max);
+  const X = (v) => m.l + ((tx(v) - x0) / (x1 - x0 || 1)) * pw;
+
+  const scaleFor = (axis) => {
+    const pts = spec.series.filter((s) => (s.axis || 'y') === axis).flatMap((s) => s.points.map((p) => p[1])).filter((v) => v != null);
+    const hl = (spec.hlines || []).filter((l) => (l.axis || 'y') === axis).map((l) => l.y);
+    const ax = spec[axis];
+    let lo = ax.min ?? Math.min(0, ...pts, ...hl);
+    let hi = ax.max ?? Math.max(...pts, ...hl, lo + 1e-9);
+    if (!(hi > lo)) hi = lo + 1;
+    const ticks = niceTicks(lo, hi * 1.05, 4);
+    hi = Math.max(hi, ticks[ticks.length - 1]);
+    return { lo, hi, ticks, Y: (v) => m.t + ph - ((v - lo) / (hi - lo)) * ph };
+  };
+  const sy = scaleFor('y');
+  const sy2 = spec.y2 ? scaleFor('y2') : null;
+
+  // Grid + axes.
+  ctx.font = font(10.5); ctx.lineWidth = 1;
+  ctx.strokeStyle = t.grid; ctx.fillStyle = t.muted;
+  ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
+  for (const v of sy.ticks) {
+    const y = Math.round(sy.Y(v)) + 0.5;
+    ctx.beginPath(); ctx.moveTo(m.l, y); ctx.lineTo(m.l + pw, y); ctx.stroke();
+    ctx.fillStyle = spec.y.color || t.muted;
+    ctx.fillText((spec.y.fmt || fmt)(v), m.l - 6, y);
+  }
+  if (sy2) {
+    ctx.textAlign = 'left';
+    ctx.fillStyle = spec.y2.color || t.muted;
+    for (const v of sy2.ticks) ctx.fillText((spec.y2.fmt || fmt)(v), m.l + pw + 6, sy2.Y(v));
+  }
+  const xticks = xs.ticks || niceTicks(xs.min, xs.max, Math.max(2, Math.floor(pw / 70)));
+  ctx.textAlign = 'center'; ctx.textBaseline = 'top'; ctx.fillStyle = t.muted; ctx.strokeStyle = t.faint;
+  for (const v of xticks) {
+    const x = Math.round(X(v)) + 0.5;
+    ctx.beginPath(); ctx.moveTo(x, m.t + ph); ctx.lineTo(x, m.t + ph + 4); ctx.stroke();
+    ctx.fillText((xs.fmt || fmt)(v), x, m.t + ph + 6);
+  }
+  ctx.strokeStyle = t.muted;
+  ctx.beginPath(); ctx.moveTo(m.l + 0.5, m.t); ctx.lineTo(m.l + 0.5, m.t + ph + 0.5); ctx.lineTo(m.l + pw, m.t + ph + 0.5); ctx.stroke();
+
+  // Axis titles.
+  ctx.font = font(11, 600); ctx.fillStyle = t.muted; ctx.textAlign = 'center'; ctx.textBaseline = 'bottom';
+  ctx.fillText(xs.label, m.l + pw / 2, h - 2);
+  ctx.textAlign = 'left'; ctx.textBaseline = 'top';
+  ctx.fillStyle = spec.y.color || t.muted;
+  ctx.fillText(spec.y.label, 4, 3);
+  if (sy2) { ctx.textAlign = 'right'; ctx.fillStyle = spec.y2.color || t.muted; ctx.fillText(spec.y2.label, w - 4, 3); }
+
+  // Pending x positions (not computed yet).
+  ctx.fillStyle = t.faint;
+  for (const v of spec.pending || []) ctx.fillRect(X(v) - 1, m.t + ph - 8, 2, 8);
+
+  // Reference lines (e.g. the SLO).
+  for (const l of spec.hlines || []) {
+    const S = (l.axis || 'y') === 'y2' ? sy2 : sy;
+    const y = Math.round(S.Y(l.y)) + 0.5;
+    ctx.strokeStyle = l.color || t.bad; ctx.setLineDash([5, 4]); ctx.lineWidth = 1.2;
+    ctx.beginPath(); ctx.moveTo(m.l, y); ctx.lineTo(m.l + pw, y); ctx.stroke(); ctx.setLineDash([]);
+    ctx.font = font(10.5, 600); ctx.fillStyle = l.color || t.bad; ctx.textAlign = 'right'; ctx.textBaseline = 'bottom';
+    ctx.fillText(l.label, m.l + pw - 2, y - 2);
+  }
+
+  // Marks (e.g. the chosen setting).
+  for (const mk of spec.marks || []) {
+    const x = Math.round(X(mk.x)) + 0.5;
+    ctx.strokeStyle = mk.color || t.ink; ctx.lineWidth = 1; ctx.setLineDash([2, 3]);
+    ctx.beginPath(); ctx.moveTo(x, m.t); ctx.lineTo(x, m.t + ph); ctx.stroke(); ctx.setLineDash([]);
+    ctx.font = font(10.5, 600); ctx.fillStyle = mk.color || t.ink; ctx.textBaseline = 'top';
+    ctx.textAlign = x > m.l + pw * 0.7 ? 'right' : 'left';
+    ctx.fillText(mk.label, x + (ctx.textAlign === 'left' ? 4 : -4), m.t + 2);
+  }
+
+  // Series.
+  for (const s of spec.series) {
+    const S = (s.axis || 'y') === 'y2' ? sy2 : sy;
+    const pts = s.points.filter((p) => p[1] != null).sort((a, b) => a[0] - b[0]);
+    ctx.strokeStyle = s.color; ctx.fillStyle = s.color; ctx.lineWidth = 2.2; ctx.setLineDash(s.dash || []);
+    ctx.beginPath();
+    pts.forEach(([x, y], i) => (i ? ctx.lineTo(X(x), S.Y(y)) : ctx.moveTo(X(x), S.Y(y))));
+    ctx.stroke(); ctx.setLineDash([]);
+    for (const [x, y] of pts) { ctx.beginPath(); ctx.arc(X(x), S.Y(y), s.highlight === x ? 5 : 3, 0, 2 * Math.PI); ctx.fill(); }
+    for (const [x, y, label] of pts) {
+      if (!label) continue;
+      ctx.font = font(10.5, 600); ctx.textAlign = 'center'; ctx.textBaseline = 'bottom';
+      ctx.fillText(label, X(x), S.Y(y) - 6);
+    }
+  }
+
+  // Series legend (top, after the y title).
+  ctx.font = font(11); ctx.textBaseline = 'top'; ctx.textAlign = 'left';
+  let lx = m.l + 8 + Math.max(ctx.measureText(spec.y.label).width - m.l + 8, 0);
+  for (const s of spec.series) {
+    if (!s.name) continue;
+    ctx.fillStyle = s.color; ctx.fillRect(lx, 7, 12, 3);
+    ctx.fillStyle = t.ink; ctx.fillText(s.name, lx + 16, 3);
+    lx += 28 + ctx.measureText(s.name).width;
+  }
+  return { X, Y: sy.Y, Y2: sy2?.Y };
+}

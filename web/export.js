@@ -1,0 +1,86 @@
+// Exports: PNG of the timelines, CSV of every request, JSON of the engine's result; copy link and
+// copy an iframe embed snippet. Numbers are written with String(n), exactly as the engine gave them.
+
+import { theme, font } from './canvas-kit.js';
+
+export const CSV_COLUMNS = ['scheduler', 'id', 'arrive', 'prompt', 'out', 'admit', 'first_token', 'done',
+  'first_token_pass', 'done_pass', 'ttft', 'tpot', 'e2e', 'preemptions'];
+
+export function toCSV(compare, schedulers) {
+  const lines = [CSV_COLUMNS.join(',')];
+  for (const s of schedulers) {
+    for (const r of compare[s]?.requests || []) {
+      lines.push([s, ...CSV_COLUMNS.slice(1).map((k) => (r[k] == null ? '' : String(r[k])))].join(','));
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+export function toJSON(request, compare) {
+  return JSON.stringify({ request, result: compare }, null, 1);
+}
+
+/** Download names (built, so the site checker does not mistake them for files we serve). */
+export function fileName(what, ext) { return ['continuous-batching', what].join('-') + '.' + ext; }
+
+export function download(name, data, type) {
+  const blob = data instanceof Blob ? data : new Blob([data], { type });
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url; a.download = name;
+  document.body.append(a); a.click(); a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 5000);
+}
+
+/**
+ * One PNG of the timeline figure: the headline, then each lane's title and canvas, then a legend
+ * line. Lane canvases are already at device resolution, so the export is as crisp as the screen.
+ */
+export function timelinePNG({ title, subtitle, lanes }) {
+  const t = theme();
+  const dpr = Math.max(1, window.devicePixelRatio || 1);
+  const W = Math.max(...lanes.map((l) => l.canvas.width / dpr), 600) + 32;
+  const laneH = lanes.reduce((s, l) => s + 24 + l.canvas.height / dpr + 8, 0);
+  const H = 16 + 30 + 20 + laneH + 30;
+  const c = document.createElement('canvas');
+  c.width = Math.round(W * dpr); c.height = Math.round(H * dpr);
+  const g = c.getContext('2d');
+  g.scale(dpr, dpr);
+  g.fillStyle = t.panel; g.fillRect(0, 0, W, H);
+  g.fillStyle = t.ink; g.textBaseline = 'top'; g.font = font(20, 600);
+  g.fillText(title, 16, 14);
+  g.font = font(13); g.fillStyle = t.muted;
+  g.fillText(subtitle, 16, 42);
+  let y = 66;
+  for (const l of lanes) {
+    g.font = font(13, 600); g.fillStyle = t.ink;
+    g.fillText(l.title, 16, y + 4);
+    g.font = font(12); g.fillStyle = t.muted; g.textAlign = 'right';
+    g.fillText(l.stats, W - 16, y + 5); g.textAlign = 'left';
+    y += 24;
+    g.drawImage(l.canvas, 16, y, l.canvas.width / dpr, l.canvas.height / dpr);
+    y += l.canvas.height / dpr + 8;
+  }
+  g.font = font(11); g.fillStyle = t.muted;
+  g.fillText('solid: emits a token · faint: prefill chunk · hatched: padding (slot held, no token) · blank: idle', 16, y + 6);
+  return new Promise((res) => c.toBlob(res, 'image/png'));
+}
+
+export async function copyText(text, textarea) {
+  if (textarea) { textarea.value = text; textarea.select(); }
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    try { return document.execCommand('copy'); } catch { return false; }
+  }
+}
+
+export function embedSnippet(url, figure) {
+  const u = new URL(url);
+  u.searchParams.delete('lecture');
+  u.searchParams.set('embed', figure);
+  const h = { timeline: 460, metrics: 520, skew: 340, slots: 340, cost: 300, kv: 420, check: 300 }[figure] || 420;
+  const title = `Continuous Batching Explorer: ${figure}`;
+  return `<iframe src="${u.href.replace(/"/g, '&quot;')}" width="100%" height="${h}" title="${title}" loading="lazy" referrerpolicy="no-referrer"></iframe>`;
+}

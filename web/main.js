@@ -1,0 +1,705 @@
+// Wiring: state ↔ URL ↔ controls ↔ engine ↔ drawing. Drawing, state rules, panels and exports
+// live in their own modules; this file only connects them.
+
+import { Source } from './source.js';
+import * as S from './state.js';
+import { buildControls, el } from './controls.js';
+import { draw as drawLane, hitTest, doneBy, timeAt, segmentAt, indexSegments } from './timeline.js';
+import { drawKV } from './kvstrip.js';
+import { lineChart } from './charts.js';
+import { renderCards } from './cards.js';
+import { stallRequests, renderStall, buildKV, renderKV, renderCheck } from './panels.js';
+import * as X from './export.js';
+import { invalidateTheme, fmt, fmtPct, fmtTime, theme, colorFor } from './canvas-kit.js';
+
+const root = document.documentElement;
+const $ = (id) => document.getElementById(id);
+const reducedMotion = window.matchMedia('(prefers-reduced-motion: reduce)');
+
+const LANES = {
+  static: ['Static batching', 'request-level: a batch holds its slots until its slowest member ends'],
+  continuous: ['Continuous batching', 'iteration-level: a finished slot is refilled on the next pass'],
+  vllm: ['vLLM-style', 'paged KV budget, token budget per pass, preemption'],
+};
+const SKEWS = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
+const SLOTS = [1, 2, 4, 8, 16, 32, 64, 128];
+
+const app = {
+  source: new Source(),
+  fields: [], presets: {}, values: {}, view: {}, ctl: null,
+  req: null, cmp: null, pass: null, playing: 0, lanes: new Map(), focus: null,
+  tInput: null, drawn: 0, sweeps: { skew: [], slots: [] }, stall: null, kvForm: null,
+};
+
+// ------------------------------------------------------------------ boot
+applyEarlyView();
+boot().catch((err) => fatal(err));
+
+function applyEarlyView() {
+  const q = new URLSearchParams(location.search);
+  const th = q.get('theme');
+  if (th === 'dark' || th === 'light') root.dataset.theme = th;
+  if (['1', 'true'].includes(q.get('lecture'))) root.classList.add('lecture');
+  const em = q.get('embed');
+  if (S.FIGURES.includes(em)) setEmbed(em);
+  syncThemeButton();
+}
+
+async function boot() {
+  const src = app.source;
+  const snap = src.loadSnapshot();
+  src.start(onStatus);
+  await snap;
+  const [schema, presets] = await Promise.all([src.call('schema', {}), src.call('presets', {})]);
+  app.fields = S.fieldsFromSchema(schema);
+  app.presets = presets || {};
+  const { values, view, errors } = S.readURL(location.search, app.fields, app.presets);
+  app.values = values;
+  app.view = view;
+  app.pass = view.pass;
+  if (view.theme) root.dataset.theme = view.theme;
+  root.classList.toggle('lecture', view.lecture);
+  if (view.embed) setEmbed(view.embed);
+
+  app.ctl = buildControls($('controls-fields'), app.fields, { onValue });
+  app.ctl.setValues(app.values, app.view);
+  $('ctl-vllm').checked = app.view.vllm;
+  const viewMsgs = [];
+  for (const [name, msg] of Object.entries(errors)) if (!app.ctl.setError(name, msg)) viewMsgs.push(msg);
+  $('form-message').textContent = viewMsgs.join(' · ');
+  buildPresetButtons();
+  wireUI();
+
+  await recompute();
+  performance.mark('cbx:first-timeline');
+  startSideWork();
+
+  src.readyPromise.then(async () => {
+    performance.mark('cbx:engine-ready');
+    await recompute();
+    root.dataset.state = 'ready';
+    startSideWork();
+    if (app.view.embed === 'check') runCheck();
+  }, () => { root.dataset.state = 'failed'; });
+}
+
+function fatal(err) {
+  console.warn(err);
+  root.dataset.state = 'failed';
+  $('engine-status-text').textContent = `Could not start: ${err?.detail?.message || err?.message || err}`;
+}
+
+function onStatus(s) {
+  const text = {
+    download: 'Downloading the Python runtime',
+    start: 'Starting Python',
+    engine: 'Loading the engine',
+    ready: 'Engine live: every change re-simulates in this page',
+    failed: 'The engine failed to load',
+  }[s.stage] || s.stage;
+  const pct = s.stage !== 'ready' && s.stage !== 'failed' && s.progress > 0 ? ` ${Math.round(100 * s.progress)}%` : '';
+  $('engine-status-text').textContent = s.stage === 'failed'
+    ? `${text}: ${s.detail}. Showing the build-time result.`
+    : `${text}${pct}${s.stage === 'ready' ? '' : '… (showing the build-time result)'}`;
+  $('engine-progress').value = s.progress || 0;
+  if (s.stage === 'failed') root.dataset.state = 'failed';
+}
+
+// ------------------------------------------------------------------ state changes
+function onValue(name, value) {
+  app.tInput = performance.now();
+  app.values[name] = value;
+  if (name === 'arrival' || name === 'cost' || name === 'preemption') app.ctl.setValues(app.values, app.view);
+  app.pass = null;
+  changed();
+}
+
+function setView(patch) {
+  Object.assign(app.view, patch);
+  writeURL();
+}
+
+function changed({ sweeps = true } = {}) {
+  writeURL();
+  markPreset();
+  recompute().then(() => { if (sweeps) startSideWork(); });
+}
+
+function writeURL() {
+  const v = { ...app.view, pass: app.pass };
+  history.replaceState(null, '', `${location.pathname}${S.toQuery(app.fields, app.presets, app.values, v)}`);
+  $('embed-open').href = location.href.replace(/([?&])embed=[^&]*&?/, '$1').replace(/[?&]$/, '');
+}
+
+function applyPreset(name) {
+  const p = app.presets[name];
+  if (!p) return;
+  app.tInput = performance.now();
+  app.values = S.valuesFromScenario(app.fields, p.scenario || {});
+  app.ctl.clearErrors();
+  $('form-message').textContent = '';
+  app.ctl.setValues(app.values, app.view);
+  app.pass = null;
+  changed();
+}
+
+function markPreset() {
+  const match = S.matchingPreset(app.fields, app.presets, app.values);
+  for (const b of $('preset-buttons').children) b.setAttribute('aria-pressed', String(b.dataset.preset === match));
+}
+
+function buildPresetButtons() {
+  const box = $('preset-buttons');
+  box.replaceChildren();
+  Object.entries(app.presets).forEach(([name, p], i) => {
+    const b = el('button', { type: 'button', 'data-preset': name, title: p.description || '', 'aria-pressed': 'false' },
+      i < 9 ? el('kbd', { text: String(i + 1) }) : null, document.createTextNode(p.label || name));
+    b.addEventListener('click', () => applyPreset(name));
+    box.append(b);
+  });
+  markPreset();
+}
+
+function schedulers() { return app.view.vllm ? ['static', 'continuous', 'vllm'] : ['static', 'continuous']; }
+
+// ------------------------------------------------------------------ engine calls
+let gen = 0;
+async function recompute() {
+  const my = ++gen;
+  const scenario = S.scenarioFrom(app.fields, app.values);
+  const req = S.compareRequest(scenario, app.view.vllm);
+  root.dataset.busy = '1';
+  if (!app.source.live && !app.source.hasSnapshot(req.method, req.params)) {
+    $('timeline-wait').hidden = false;
+  }
+  try {
+    const cmp = await app.source.call(req.method, req.params);
+    if (my !== gen) return;
+    app.req = req;
+    app.cmp = cmp;
+    $('form-message').textContent = '';
+    renderMain();
+  } catch (err) {
+    if (my !== gen) return;
+    const d = err.detail || { message: err.message };
+    if (!(d.type === 'ScenarioError' && app.ctl.showEngineError(d))) $('form-message').textContent = d.message;
+  } finally {
+    if (my === gen) { delete root.dataset.busy; $('timeline-wait').hidden = true; }
+  }
+}
+
+function renderMain() {
+  const cmp = app.cmp, scheds = schedulers().filter((s) => cmp[s]);
+  renderHeadline(cmp);
+  renderTimelines();
+  renderCards($('metric-cards'), cmp, scheds);
+  app.drawn++;
+  root.dataset.drawn = String(app.drawn);
+  if (app.tInput != null) {
+    performance.measure('cbx:redraw', { start: app.tInput, end: performance.now() });
+    app.tInput = null;
+  }
+}
+
+function renderHeadline(cmp) {
+  const sp = cmp.speedup || {};
+  const setM = (id, v, text) => { const e = $(id); e.dataset.value = v == null ? '' : String(v); e.textContent = text; };
+  setM('hl-speedup', sp.time, sp.time == null ? '–' : sp.time.toFixed(2));
+  setM('hl-speedup-passes', sp.passes, sp.passes == null ? '–' : sp.passes.toFixed(2));
+  $('hl-passes-cont').textContent = fmt(cmp.continuous.metrics.passes);
+  $('hl-passes-static').textContent = fmt(cmp.static.metrics.passes);
+}
+
+// ------------------------------------------------------------------ timelines
+function passMax() {
+  return Math.max(1, ...schedulers().filter((s) => app.cmp?.[s]).map((s) => app.cmp[s].metrics.passes));
+}
+
+function ensureLanes() {
+  const want = schedulers().join(',');
+  if ($('timelines').dataset.lanes === want) return;
+  $('timelines').dataset.lanes = want;
+  app.lanes.clear();
+  const nodes = [];
+  for (const s of schedulers()) {
+    const [title, sub] = LANES[s];
+    const stats = el('div', { class: 'lane-stats' });
+    const canvas = el('canvas', { class: 'timeline', tabindex: '0', role: 'img', 'data-lane': s,
+      'aria-label': `${title} timeline: one row per slot, one column per forward pass. Arrow keys up and down inspect a slot at the playhead.` });
+    const lane = { s, title, canvas, stats, kv: null };
+    const wrap = el('div', { class: 'lane', 'data-lane': s },
+      el('div', { class: 'lane-head' }, el('div', { class: 'lane-title' }, document.createTextNode(`${title} `), el('small', { text: `— ${sub}` })), stats),
+      canvas);
+    if (s === 'vllm') {
+      lane.kv = el('canvas', { class: 'kvstrip', role: 'img', 'aria-label': 'KV cache in use per pass, with the budget and preemptions' });
+      wrap.append(lane.kv);
+    }
+    wireLane(lane);
+    app.lanes.set(s, lane);
+    nodes.push(wrap);
+  }
+  nodes.push(el('p', { class: 'muted wait', id: 'timeline-wait', hidden: true, text: 'Simulating this scenario needs the engine; it is still loading…' }));
+  $('timelines').replaceChildren(...nodes);
+}
+
+function laneView(s) {
+  return { passMax: passMax(), playhead: app.pass ?? passMax(), hoverId: app.hover?.s === s || app.hover ? app.hover?.rid : null,
+    focus: app.focus?.s === s ? app.focus : null, lecture: root.classList.contains('lecture') };
+}
+
+function renderTimelines() {
+  if (!app.cmp) return;
+  ensureLanes();
+  for (const lane of app.lanes.values()) {
+    const res = app.cmp[lane.s];
+    if (!res) continue;
+    drawLane(lane.canvas, res, laneView(lane.s));
+    if (lane.kv) drawKV(lane.kv, res, laneView(lane.s));
+    const m = res.metrics;
+    lane.stats.replaceChildren(el('b', { text: fmt(m.passes) }), document.createTextNode(' passes · '),
+      el('b', { text: fmtPct(m.utilization) }), document.createTextNode(' useful · '),
+      document.createTextNode(fmtTime(m.makespan, unitOf(res))));
+  }
+  renderPlayer();
+}
+
+function unitOf(res) { return res.scenario?.server?.cost === 'unit' ? 'pass' : 'ms'; }
+
+function renderPlayer() {
+  const pm = passMax();
+  const p = app.pass ?? pm;
+  const scrub = $('scrub');
+  scrub.max = String(pm);
+  scrub.value = String(p);
+  const parts = [`pass ${fmt(p)} of ${fmt(pm)}`];
+  for (const s of schedulers()) {
+    const r = app.cmp?.[s];
+    if (r) parts.push(`${s}: ${fmt(doneBy(r, p))}/${fmt(r.requests.length)} done`);
+  }
+  $('playhead-readout').textContent = parts.join(' · ');
+  $('btn-play').textContent = app.playing ? '❚❚' : '▶';
+  $('btn-play').setAttribute('aria-label', app.playing ? 'Pause (space)' : 'Play (space)');
+}
+
+let rafPending = false;
+function redrawSoon() {
+  if (rafPending) return;
+  rafPending = true;
+  requestAnimationFrame(() => { rafPending = false; renderTimelines(); });
+}
+
+function setPass(p, { write = true } = {}) {
+  const pm = passMax();
+  app.pass = Math.max(0, Math.min(pm, Math.round(p)));
+  if (app.pass === pm) app.pass = null;
+  redrawSoon();
+  if (write) writeURL();
+  if (app.focus) showFocusTip();
+}
+
+function play() {
+  if (app.playing) { stop(); return; }
+  const pm = passMax();
+  if ((app.pass ?? pm) >= pm) app.pass = 0;
+  const token = ++app.playToken;
+  app.playing = token;
+  const seconds = 8;
+  let last = performance.now(), acc = app.pass;
+  const tick = (now) => {
+    if (app.playing !== token) return;
+    if (reducedMotion.matches) {
+      // No smooth motion: jump a tenth of the run every 700 ms.
+      acc += pm / 10;
+      setPass(Math.min(pm, acc), { write: false });
+      if (acc >= pm) { stop(); return; }
+      setTimeout(() => tick(performance.now()), 700);
+      return;
+    }
+    acc += ((now - last) / 1000) * (pm / seconds);
+    last = now;
+    setPass(Math.min(pm, acc), { write: false });
+    if (acc >= pm) { stop(); return; }
+    requestAnimationFrame(tick);
+  };
+  app.pass = app.pass ?? 0;
+  renderPlayer();
+  if (reducedMotion.matches) setTimeout(() => tick(performance.now()), 300); else requestAnimationFrame(tick);
+}
+app.playToken = 0;
+
+function stop() {
+  app.playing = 0;
+  renderPlayer();
+  writeURL();
+}
+
+function step(delta) {
+  stop();
+  const pm = passMax();
+  setPass((app.pass ?? pm) + delta);
+}
+
+// ------------------------------------------------------------------ tooltips
+function tipFor(lane, hit, x, y) {
+  const tip = $('tooltip');
+  if (!hit || (!hit.request && hit.phase !== 'padding')) { tip.hidden = true; return; }
+  const res = app.cmp[lane.s];
+  const unit = unitOf(res);
+  const t = (v) => fmtTime(v, unit);
+  const kids = [];
+  const what = { prefill: 'prefill chunk', useful: 'emits a token', padding: hit.request ? 'padding: finished, slot held until its batch ends' : 'padding: empty row of a short batch', idle: 'idle' }[hit.phase] || hit.phase;
+  if (hit.request) {
+    const r = hit.request;
+    const sw = el('i', { class: 'sw' });
+    sw.style.background = colorFor(r.id);
+    kids.push(el('b', {}, sw, document.createTextNode(`Request #${r.id} · ${LANES[lane.s][0]}`)));
+    kids.push(el('div', { text: `slot ${hit.slot + 1}, pass ${fmt(hit.pass)}: ${what}` }));
+    const dl = el('dl');
+    const row = (k, v) => dl.append(el('dt', { text: k }), el('dd', { text: v }));
+    row('prompt / output', `${fmt(r.prompt)} / ${fmt(r.out)} tokens`);
+    row('arrived', t(r.arrive));
+    row('admitted', t(r.admit));
+    row('first token', `${t(r.first_token)} (pass ${fmt(r.first_token_pass)})`);
+    row('completed', `${t(r.done)} (pass ${fmt(r.done_pass)})`);
+    row('TTFT', t(r.ttft));
+    row('end to end', t(r.e2e));
+    row('preemptions', fmt(r.preemptions));
+    kids.push(dl);
+  } else {
+    kids.push(el('b', { text: `slot ${hit.slot + 1}, pass ${fmt(hit.pass)}` }), el('div', { text: what }));
+  }
+  tip.replaceChildren(...kids);
+  tip.hidden = false;
+  const fig = $('fig-timeline').getBoundingClientRect();
+  const c = lane.canvas.getBoundingClientRect();
+  let left = c.left - fig.left + x + 14, top = c.top - fig.top + y + 14;
+  if (left + tip.offsetWidth > fig.width - 8) left = c.left - fig.left + x - tip.offsetWidth - 14;
+  tip.style.left = `${Math.max(4, left)}px`;
+  tip.style.top = `${top}px`;
+}
+
+function wireLane(lane) {
+  lane.canvas.addEventListener('mousemove', (e) => {
+    const r = lane.canvas.getBoundingClientRect();
+    const x = e.clientX - r.left, y = e.clientY - r.top;
+    const hit = hitTest(lane.canvas, app.cmp[lane.s], laneView(lane.s), x, y);
+    const rid = hit?.request ? hit.request.id : null;
+    if ((app.hover?.rid ?? null) !== rid) { app.hover = rid == null ? null : { rid }; redrawSoon(); }
+    tipFor(lane, hit, x, y);
+  });
+  lane.canvas.addEventListener('mouseleave', () => { $('tooltip').hidden = true; if (app.hover) { app.hover = null; redrawSoon(); } });
+  lane.canvas.addEventListener('click', (e) => {
+    const r = lane.canvas.getBoundingClientRect();
+    const hit = hitTest(lane.canvas, app.cmp[lane.s], laneView(lane.s), e.clientX - r.left, e.clientY - r.top);
+    if (hit) { stop(); setPass(hit.pass); }
+  });
+  lane.canvas.addEventListener('focus', () => { app.focus = { s: lane.s, slot: app.focus?.s === lane.s ? app.focus.slot : 0 }; showFocusTip(); redrawSoon(); });
+  lane.canvas.addEventListener('blur', () => { app.focus = null; app.hover = null; $('tooltip').hidden = true; redrawSoon(); });
+  lane.canvas.addEventListener('keydown', (e) => {
+    if (e.key !== 'ArrowUp' && e.key !== 'ArrowDown') return;
+    e.preventDefault();
+    const slots = app.cmp[lane.s].scenario.server.slots;
+    app.focus.slot = Math.max(0, Math.min(slots - 1, app.focus.slot + (e.key === 'ArrowUp' ? -1 : 1)));
+    showFocusTip();
+    redrawSoon();
+  });
+}
+
+function showFocusTip() {
+  const f = app.focus;
+  if (!f) return;
+  const lane = app.lanes.get(f.s);
+  const res = app.cmp?.[f.s];
+  if (!lane || !res) return;
+  const idx = indexSegments(res);
+  const pass = Math.max(1, Math.min(idx.passes, app.pass ?? idx.passes));
+  const hit = { slot: f.slot, pass, ...segmentAt(idx, f.slot, pass) };
+  app.hover = hit.request ? { rid: hit.request.id } : null;
+  const pm = passMax();
+  const w = lane.canvas.clientWidth - 38;
+  const rowH = (lane.canvas.clientHeight - 18) / idx.slots;
+  tipFor(lane, hit, 34 + (pass / pm) * w, (f.slot + 1) * rowH);
+}
+
+// ------------------------------------------------------------------ sweeps, stall panel, KV
+let sideGen = 0;
+function startSideWork() {
+  const my = ++sideGen;
+  clearTimeout(app.sideTimer);
+  // Let the main view settle first; a new change cancels this whole chain.
+  app.sideTimer = setTimeout(async () => {
+    await runStall(my);
+    await runSkewSweep(my);
+    await runSlotsSweep(my);
+  }, app.source.live ? 120 : 0);
+}
+function cancelSweeps() { sideGen++; for (const k of ['skew', 'slots']) sweepUI(k, null); }
+
+function sweepUI(kind, state) {
+  const prog = $(`${kind}-progress`), status = $(`${kind}-status`), cancel = $(`${kind}-cancel`);
+  if (!state) { cancel.hidden = true; if (prog.value < 1) status.textContent = 'cancelled'; return; }
+  prog.value = state.done / state.total;
+  status.textContent = state.done < state.total ? `${state.done} of ${state.total} points${app.source.live ? '' : ' (waiting for the engine)'}` : '';
+  cancel.hidden = state.done >= state.total;
+}
+
+async function sweep(my, kind, xs, request, onPoint) {
+  const pts = [];
+  sweepUI(kind, { done: 0, total: xs.length });
+  for (const x of xs) {
+    if (my !== sideGen) return null;
+    const req = request(x);
+    try {
+      pts.push([x, await app.source.call(req.method, req.params)]);
+    } catch (err) {
+      pts.push([x, null]);
+    }
+    if (my !== sideGen) return null;
+    sweepUI(kind, { done: pts.length, total: xs.length });
+    onPoint(pts);
+    await new Promise((r) => setTimeout(r, 0));   // yield: the page stays responsive between points
+  }
+  return pts;
+}
+
+async function runSkewSweep(my) {
+  const values = app.values;
+  const base = S.scenarioFrom(app.fields, values);
+  await sweep(my, 'skew', SKEWS, (x) => S.sweepRequest(base, 'skew', x), (pts) => {
+    app.sweeps.skew = pts.map(([x, r]) => { const p = r?.points?.[0]; return [x, p?.speedup?.time ?? null, p?.speedup?.passes ?? null]; });
+    drawSkew();
+  });
+}
+
+function drawSkew() {
+  const pts = app.sweeps.skew, t = theme();
+  const cur = app.values.skew;
+  const near = pts.reduce((b, p) => (b == null || Math.abs(p[0] - cur) < Math.abs(b[0] - cur) ? p : b), null);
+  lineChart($('chart-skew'), {
+    height: 240,
+    x: { label: 'length skew (0 = identical lengths)', min: 0, max: 0.9, fmt: (v) => v.toFixed(1) },
+    y: { label: 'speedup ×', min: 0, fmt: (v) => `×${v.toFixed(v < 10 ? 1 : 0)}` },
+    series: [
+      { name: 'in time', color: t.accent, points: pts.map((p) => [p[0], p[1], near && p[0] === near[0] && p[1] != null ? `×${p[1].toFixed(2)}` : '']) },
+      { name: 'in passes', color: '#E69F00', dash: [4, 3], points: pts.map((p) => [p[0], p[2]]) },
+    ],
+    hlines: [{ y: 1, label: '×1: no gain', color: t.muted }],
+    marks: cur != null ? [{ x: Math.min(0.9, cur), label: `this scenario (skew ${cur})`, color: t.ink }] : [],
+    pending: SKEWS.filter((x) => !pts.some((p) => p[0] === x)),
+  });
+}
+
+async function runSlotsSweep(my) {
+  const values = app.values;
+  const sched = app.view.vllm ? 'vllm' : 'continuous';
+  $('slots-sched').textContent = sched === 'vllm' ? 'vLLM-style' : 'continuous';
+  const base = S.scenarioFrom(app.fields, values);
+  await sweep(my, 'slots', SLOTS, (x) => {
+    if (sched !== 'vllm') return S.sweepRequest(base, 'slots', x);
+    const sc = S.scenarioFrom(app.fields, { ...values, slots: x });
+    sc.scheduler = 'vllm';
+    return { method: 'simulate', params: { scenario: sc } };
+  }, (pts) => {
+    // One point per call: a sweep call's point carries the continuous metrics; a simulate its own.
+    app.sweeps.slots = pts.map(([x, r]) => { const m = r?.points ? r.points[0]?.continuous : r?.metrics; return [x, m?.throughput_tok_s ?? null, m?.ttft?.p95 ?? null]; });
+    drawSlots();
+  });
+}
+
+function drawSlots() {
+  const pts = app.sweeps.slots, t = theme();
+  const slo = app.values.ttft_ms;
+  const ok = pts.filter((p) => p[2] != null && p[2] <= slo);
+  const best = ok.length ? Math.max(...ok.map((p) => p[0])) : null;
+  const unit = app.values.cost === 'unit' ? 'pass' : 'ms';
+  const ttftColor = '#D55E00';
+  lineChart($('chart-slots'), {
+    height: 240,
+    x: { label: 'slots (max_num_seqs)', min: 1, max: SLOTS[SLOTS.length - 1], log2: true, ticks: SLOTS, fmt: String },
+    y: { label: 'throughput (tok/s)', min: 0, color: t.accent },
+    y2: { label: `p95 TTFT (${unit})`, min: 0, color: ttftColor },
+    series: [
+      { name: 'throughput', color: t.accent, points: pts.map((p) => [p[0], p[1]]), highlight: app.values.slots },
+      { name: 'p95 TTFT', color: ttftColor, axis: 'y2', points: pts.map((p) => [p[0], p[2]]), highlight: app.values.slots },
+    ],
+    hlines: [{ y: slo, axis: 'y2', label: `TTFT SLO ${fmtTime(slo, unit)}`, color: t.bad }],
+    marks: best != null ? [{ x: best, label: `largest that meets the SLO: ${best}`, color: t.good }] : [],
+    pending: SLOTS.filter((x) => !pts.some((p) => p[0] === x)),
+  });
+  $('chart-slots').setAttribute('aria-label', best != null
+    ? `Throughput and p95 TTFT versus slots; ${best} slots is the largest setting that meets the TTFT SLO`
+    : 'Throughput and p95 TTFT versus slots; no setting meets the TTFT SLO');
+  $('chart-slots').dataset.best = best == null ? '' : String(best);
+}
+
+async function runStall(my) {
+  const reqs = stallRequests(app.values.chunk, S.scenarioFrom(app.fields, app.values).server?.cost);
+  const key = JSON.stringify(reqs);
+  if (app.stall?.key === key && app.stall.live === app.source.live) return;
+  try {
+    const out = [];
+    for (const r of reqs) { if (my !== sideGen) return; out.push(await app.source.call(r.method, r.params)); }
+    app.stall = { key, live: app.source.live, out };
+    renderStall($('cost-panel'), out, app.values.chunk, app.values.cost === 'unit');
+  } catch (err) {
+    $('cost-panel').textContent = err.detail?.message || err.message;
+  }
+}
+
+async function initKV() {
+  let kvPresets = null;
+  try { kvPresets = await app.source.call('kv', { presets: true }); } catch { /* older engine: no presets */ }
+  app.kvForm = buildKV($('kv-form'), kvPresets?.presets || kvPresets, (params) => runKV(params));
+  runKV(null);
+}
+
+let kvGen = 0;
+async function runKV(params) {
+  const my = ++kvGen;
+  for (const e of $('kv-form').querySelectorAll('.error')) e.textContent = '';
+  try {
+    const res = await app.source.call('kv', params || {});
+    if (my !== kvGen) return;
+    renderKV($('kv-result'), res, (tokens) => {
+      app.values.kv_tokens = tokens;
+      app.view.vllm = true;
+      $('ctl-vllm').checked = true;
+      app.ctl.setValues(app.values, app.view);
+      changed();
+    });
+  } catch (err) {
+    if (my !== kvGen) return;
+    const d = err.detail || { message: err.message };
+    const box = $('kv-form').querySelector(`[data-error-for="kv-${d.field}"]`)
+      || $('kv-form').querySelector(`[data-error-for="kv-${{ gpu_bytes: 'gpu_gb', weight_bytes: 'weight_gb' }[d.field]}"]`);
+    if (box) box.textContent = d.message;
+    else $('kv-result').textContent = d.message;
+  }
+}
+
+async function runCheck() {
+  const btn = $('btn-check');
+  btn.disabled = true;
+  $('check-summary').className = 'check-summary';
+  $('check-summary').textContent = app.source.live ? 'running in the page…' : 'waiting for the engine to load…';
+  try {
+    await app.source.readyPromise;
+    const res = await app.source.call('check', {});
+    renderCheck($('check-summary'), $('check-list'), res);
+  } catch (err) {
+    $('check-summary').textContent = `could not run: ${err.detail?.message || err.message}`;
+    $('check-summary').className = 'check-summary fail';
+  } finally {
+    btn.disabled = false;
+  }
+}
+
+// ------------------------------------------------------------------ UI wiring
+function setEmbed(fig) {
+  root.dataset.embed = fig;
+  for (const s of document.querySelectorAll('[data-figure]')) s.classList.toggle('embedded', s.dataset.figure === fig);
+  $('embed-open').hidden = false;
+}
+
+function syncThemeButton() {
+  const dark = root.dataset.theme ? root.dataset.theme === 'dark' : window.matchMedia('(prefers-color-scheme: dark)').matches;
+  $('btn-theme').textContent = dark ? 'Light' : 'Dark';
+  $('btn-theme').setAttribute('aria-label', dark ? 'Switch to light mode' : 'Switch to dark mode');
+}
+
+function redrawAll() {
+  invalidateTheme();
+  syncThemeButton();
+  renderTimelines();
+  if (app.sweeps.skew.length) drawSkew();
+  if (app.sweeps.slots.length) drawSlots();
+}
+
+function toggleTheme() {
+  const dark = root.dataset.theme ? root.dataset.theme === 'dark' : window.matchMedia('(prefers-color-scheme: dark)').matches;
+  root.dataset.theme = dark ? 'light' : 'dark';
+  setView({ theme: root.dataset.theme });
+  redrawAll();
+}
+
+function toggleLecture() {
+  const on = !root.classList.contains('lecture');
+  root.classList.toggle('lecture', on);
+  $('btn-lecture').setAttribute('aria-pressed', String(on));
+  setView({ lecture: on });
+  requestAnimationFrame(redrawAll);
+}
+
+function wireUI() {
+  $('btn-lecture').setAttribute('aria-pressed', String(root.classList.contains('lecture')));
+  $('btn-lecture').addEventListener('click', toggleLecture);
+  $('btn-theme').addEventListener('click', toggleTheme);
+  window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', redrawAll);
+  $('ctl-vllm').addEventListener('change', (e) => {
+    app.tInput = performance.now();
+    app.view.vllm = e.target.checked;
+    app.ctl.setValues(app.values, app.view);
+    changed();
+  });
+  $('controls-form').addEventListener('submit', (e) => e.preventDefault());
+  $('btn-play').addEventListener('click', play);
+  $('btn-back').addEventListener('click', () => step(-1));
+  $('btn-fwd').addEventListener('click', () => step(1));
+  $('scrub').addEventListener('input', (e) => { stop(); setPass(Number(e.target.value)); });
+  $('skew-cancel').addEventListener('click', cancelSweeps);
+  $('slots-cancel').addEventListener('click', cancelSweeps);
+  $('btn-check').addEventListener('click', runCheck);
+  $('btn-copy-link').addEventListener('click', async () => {
+    const ok = await X.copyText(location.href, $('share-text'));
+    $('export-status').textContent = ok ? 'Link copied.' : 'Link selected below: copy it with Ctrl+C.';
+  });
+  $('btn-copy-embed').addEventListener('click', async () => {
+    const ok = await X.copyText(X.embedSnippet(location.href, $('embed-figure').value), $('share-text'));
+    $('export-status').textContent = ok ? 'Embed snippet copied.' : 'Snippet selected below: copy it with Ctrl+C.';
+  });
+  $('btn-png').addEventListener('click', async () => {
+    const lanes = [...app.lanes.values()].map((l) => ({ canvas: l.canvas, title: `${l.title}`, stats: l.stats.textContent }));
+    const sp = app.cmp.speedup;
+    const blob = await X.timelinePNG({
+      title: `Continuous batching: ×${sp.time.toFixed(2)} faster (×${sp.passes.toFixed(2)} in passes)`,
+      subtitle: `${fmt(app.cmp.static.requests.length)} requests · ${app.values.slots} slots · chunk ${app.values.chunk} · skew ${app.values.skew} · seed ${app.values.seed}`,
+      lanes,
+    });
+    X.download(X.fileName('timeline', 'png'), blob, 'image/png');
+  });
+  $('btn-csv').addEventListener('click', () => X.download(X.fileName('requests', 'csv'), X.toCSV(app.cmp, schedulers()), 'text/csv'));
+  $('btn-json').addEventListener('click', () => X.download(X.fileName('result', 'json'), X.toJSON(app.req, app.cmp), 'application/json'));
+  document.addEventListener('keydown', onKey);
+  new ResizeObserver(() => redrawSoonAll()).observe(document.querySelector('.figures'));
+  initKV();
+}
+
+let resizePending = false;
+function redrawSoonAll() {
+  if (resizePending) return;
+  resizePending = true;
+  requestAnimationFrame(() => { resizePending = false; redrawAll(); });
+}
+
+function onKey(e) {
+  const tag = e.target?.tagName;
+  if (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA' || e.ctrlKey || e.metaKey || e.altKey) return;
+  const pm = passMax();
+  const big = Math.max(1, Math.round(pm / 10));
+  switch (e.key) {
+    case ' ':
+      if (tag === 'BUTTON') return;   // the button's own click handles it
+      e.preventDefault(); play(); break;
+    case 'ArrowRight': e.preventDefault(); step(e.shiftKey ? big : 1); break;
+    case 'ArrowLeft': e.preventDefault(); step(e.shiftKey ? -big : -1); break;
+    case 'Home': e.preventDefault(); stop(); setPass(0); break;
+    case 'End': e.preventDefault(); stop(); setPass(pm); break;
+    case 'l': case 'L': toggleLecture(); break;
+    case 'd': case 'D': toggleTheme(); break;
+    default: {
+      const n = Number(e.key);
+      const names = Object.keys(app.presets);
+      if (Number.isInteger(n) && n >= 1 && n <= names.length) { e.preventDefault(); applyPreset(names[n - 1]); }
+    }
+  }
+}

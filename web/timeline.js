@@ -1,0 +1,202 @@
+// The slot × pass occupancy timeline: pure draw(canvas, result, view) plus hit testing.
+// Rows are slots, columns are forward passes on a scale shared by every lane, so the lanes'
+// lengths compare directly. Draw calls are bounded by pixels: a segment narrower than a device
+// pixel that lands in a pixel column already painted is skipped, so a million-request run costs
+// about as much to draw as a small one.
+
+import { colorFor, setupCanvas, theme, hatch, niceTicks, font, fmt } from './canvas-kit.js';
+
+export const GUTTER = 34;      // px for slot labels
+export const AXIS_H = 18;      // px for the pass axis under the rows
+
+// Phase codes in `segments` (see py_engine/core.py); strings are accepted too.
+const PHASE_NAMES = ['prefill', 'useful', 'padding', 'idle'];
+export function phaseName(p) { return typeof p === 'number' ? (PHASE_NAMES[p] ?? String(p)) : String(p); }
+
+const indexCache = new WeakMap();
+
+/** Per-slot arrays of segments sorted by first pass, for drawing and binary-search hit tests. */
+export function indexSegments(result) {
+  let idx = indexCache.get(result);
+  if (idx) return idx;
+  const slots = result.scenario?.server?.slots ?? 1;
+  const rows = Array.from({ length: slots }, () => []);
+  for (const s of result.segments || []) {
+    const [slot, rid, phase, first, last] = s;
+    if (slot >= 0 && slot < slots) rows[slot].push([first, last, rid, phaseName(phase)]);
+  }
+  for (const r of rows) r.sort((a, b) => a[0] - b[0]);
+  const byId = new Map();
+  for (const q of result.requests || []) byId.set(q.id, q);
+  idx = { rows, byId, slots, passes: result.metrics?.passes ?? 0 };
+  indexCache.set(result, idx);
+  return idx;
+}
+
+/** Row height that keeps a lane readable for 1 slot and bounded for 4,096. */
+export function laneHeight(slots, lecture = false) {
+  const rowH = rowHeight(slots, lecture);
+  return Math.ceil(rowH * slots) + AXIS_H;
+}
+function rowHeight(slots, lecture) {
+  const maxH = lecture ? 34 : 24, total = lecture ? 300 : 210;
+  return Math.max(Math.min(maxH, total / slots), 0.75);
+}
+
+/**
+ * view: { passMax, playhead (pass, 0..passMax), hoverId, focus: {slot} | null, lecture }
+ */
+export function draw(canvas, result, view) {
+  const idx = indexSegments(result);
+  const slots = idx.slots;
+  const { ctx, dpr, w, h } = setupCanvas(canvas, laneHeight(slots, view.lecture));
+  const t = theme();
+  const rowH = rowHeight(slots, view.lecture);
+  const plotW = Math.max(10, w - GUTTER - 4);
+  const passMax = Math.max(1, view.passMax || idx.passes || 1);
+  const X = (pass) => GUTTER + (pass / passMax) * plotW;
+  const gap = rowH >= 6 ? 1 : 0;
+  const rowsH = rowH * slots;
+
+  // Idle background for this run's span; beyond its last pass the lane is simply over.
+  ctx.fillStyle = t.idle;
+  ctx.fillRect(GUTTER, 0, X(idx.passes) - GUTTER, rowsH);
+  ctx.strokeStyle = t.faint; ctx.lineWidth = 1;
+  ctx.strokeRect(GUTTER + 0.5, 0.5, X(idx.passes) - GUTTER - 1, rowsH - 1);
+
+  const pad = hatch(ctx, dpr, t.paddingInk, t.paddingBg);
+  const devPx = 1 / dpr;
+  for (let s = 0; s < slots; s++) {
+    const y = s * rowH, hh = Math.max(devPx, rowH - gap);
+    let lastEnd = -Infinity;           // right edge (CSS px) already painted in this row
+    for (const [first, last, rid, phase] of idx.rows[s]) {
+      let x0 = X(first - 1), x1 = X(last);
+      if (x1 <= lastEnd) continue;      // fully inside painted pixels: aggregated away
+      if (x0 < lastEnd) x0 = lastEnd;
+      if (x1 - x0 < devPx) x1 = x0 + devPx;
+      if (phase === 'padding') {
+        ctx.fillStyle = pad;
+      } else if (phase === 'idle') {
+        lastEnd = x1; continue;
+      } else {
+        ctx.fillStyle = rid == null || rid < 0 ? t.muted : colorFor(rid);
+        ctx.globalAlpha = phase === 'prefill' ? 0.42 : 1;
+      }
+      ctx.fillRect(x0, y, x1 - x0, hh);
+      ctx.globalAlpha = 1;
+      lastEnd = x1;
+    }
+  }
+
+  // Highlight the hovered / focused request wherever it sits.
+  if (view.hoverId != null) {
+    ctx.strokeStyle = t.ink; ctx.lineWidth = 1.5;
+    for (let s = 0; s < slots; s++) {
+      for (const [first, last, rid] of idx.rows[s]) {
+        if (rid !== view.hoverId) continue;
+        ctx.strokeRect(X(first - 1) + 0.75, s * rowH + 0.75, Math.max(1, X(last) - X(first - 1) - 1.5), Math.max(1, rowH - gap - 1.5));
+      }
+    }
+  }
+
+  // Future (right of the playhead) fades back; the past is what the schedulers have done so far.
+  const ph = Math.min(passMax, Math.max(0, view.playhead ?? passMax));
+  if (ph < idx.passes) {
+    ctx.globalAlpha = 0.78;
+    ctx.fillStyle = t.panel;
+    ctx.fillRect(X(ph), 0, X(idx.passes) - X(ph) + 1, rowsH);
+    ctx.globalAlpha = 1;
+  }
+  if (ph < passMax) {
+    ctx.strokeStyle = t.playhead; ctx.lineWidth = 2;
+    ctx.beginPath(); ctx.moveTo(X(ph), 0); ctx.lineTo(X(ph), rowsH + 4); ctx.stroke();
+  }
+
+  // Focus ring on a slot row (keyboard inspection).
+  if (view.focus && view.focus.slot != null) {
+    ctx.strokeStyle = t.accent; ctx.lineWidth = 1;
+    ctx.setLineDash([3, 2]);
+    ctx.strokeRect(GUTTER - 2.5, view.focus.slot * rowH + 0.5, plotW + 3, Math.max(2, rowH - 1));
+    ctx.setLineDash([]);
+  }
+
+  // Slot labels.
+  ctx.fillStyle = t.muted; ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
+  if (rowH >= 11) {
+    ctx.font = font(Math.min(12, rowH - 2));
+    for (let s = 0; s < slots; s++) ctx.fillText(String(s + 1), GUTTER - 6, s * rowH + rowH / 2);
+  } else {
+    ctx.font = font(10);
+    ctx.fillText('1', GUTTER - 6, Math.min(6, rowsH / 2));
+    ctx.fillText(String(slots), GUTTER - 6, Math.max(rowsH - 6, rowsH / 2));
+  }
+
+  // Pass axis.
+  ctx.font = font(10); ctx.textBaseline = 'top'; ctx.fillStyle = t.muted; ctx.strokeStyle = t.faint;
+  const ticks = niceTicks(0, passMax, Math.max(2, Math.floor(plotW / 90)));
+  for (const tk of ticks) {
+    const x = X(tk);
+    ctx.beginPath(); ctx.moveTo(x + 0.5, rowsH); ctx.lineTo(x + 0.5, rowsH + 3); ctx.stroke();
+    ctx.textAlign = tk === 0 ? 'left' : 'center';
+    if (x < w - 20) ctx.fillText(fmt(tk), x, rowsH + 4);
+  }
+  ctx.textAlign = 'right';
+  ctx.fillText('pass →', w - 2, rowsH + 4);
+  // End-of-run marker: where this scheduler finished.
+  if (idx.passes < passMax) {
+    const x = X(idx.passes);
+    ctx.strokeStyle = t.ink; ctx.lineWidth = 1; ctx.setLineDash([2, 3]);
+    ctx.beginPath(); ctx.moveTo(x + 0.5, 0); ctx.lineTo(x + 0.5, rowsH); ctx.stroke(); ctx.setLineDash([]);
+    ctx.fillStyle = t.ink; ctx.textAlign = 'left'; ctx.textBaseline = 'middle'; ctx.font = font(11, 600);
+    const label = `done in ${fmt(idx.passes)} passes`;
+    if (x + 8 + ctx.measureText(label).width < w) ctx.fillText(label, x + 6, Math.min(rowsH / 2, 10));
+  }
+  return { rowH, plotW, passMax };
+}
+
+/** Which slot / pass / request sits under CSS pixel (x, y)? */
+export function hitTest(canvas, result, view, x, y) {
+  const idx = indexSegments(result);
+  const rowH = rowHeight(idx.slots, view.lecture);
+  const plotW = Math.max(10, canvas.clientWidth - GUTTER - 4);
+  const passMax = Math.max(1, view.passMax || idx.passes || 1);
+  if (x < GUTTER || y < 0 || y >= rowH * idx.slots) return null;
+  const slot = Math.min(idx.slots - 1, Math.floor(y / rowH));
+  const pass = Math.floor(((x - GUTTER) / plotW) * passMax) + 1;
+  return { slot, pass, ...segmentAt(idx, slot, pass) };
+}
+
+/** The segment occupying (slot, pass), by binary search. */
+export function segmentAt(idx, slot, pass) {
+  const row = idx.rows[slot] || [];
+  let lo = 0, hi = row.length - 1, found = null;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (row[mid][0] <= pass) { found = row[mid]; lo = mid + 1; } else hi = mid - 1;
+  }
+  if (!found || found[1] < pass || pass > idx.passes) return { phase: pass > idx.passes ? 'after' : 'idle', request: null };
+  const [, , rid, phase] = found;
+  return { phase, rid, request: rid == null ? null : idx.byId.get(rid) ?? null, first: found[0], last: found[1] };
+}
+
+/** How many requests have completed by pass p (for the playhead readout). */
+export function doneBy(result, p) {
+  let n = 0;
+  for (const r of result.requests || []) if (r.done_pass != null && r.done_pass <= p) n++;
+  return n;
+}
+
+/** Simulated time at the end of pass p, from the run-length passes_log. */
+export function timeAt(result, p) {
+  const log = result.passes_log;
+  if (!log) return null;
+  const runs = log.runs ?? log.count ?? log.n ?? null;
+  const cost = log.cost;
+  if (!runs || !cost) return null;
+  let t = 0, done = 0;
+  for (let i = 0; i < runs.length && done < p; i++) {
+    const k = Math.min(runs[i], p - done);
+    t += k * cost[i]; done += k;
+  }
+  return t;
+}
