@@ -1,0 +1,236 @@
+"""Command line: python -m py_engine run | compare | sweep | check | bench  [--json].
+
+Scenario flags map to scenario fields (see `python -m py_engine run --help`); `--scenario` takes a
+JSON object or a path to a JSON file, `--trace` a JSONL or CSV file of {arrive, prompt, out}.
+Flags override the --scenario file. A bad input prints one line and exits 2.
+"""
+
+import argparse
+import csv
+import json
+import sys
+
+from .scenario import ScenarioError
+
+FLAGS = [  # flag, dotted scenario path
+    ("scheduler", "scheduler"), ("requests", "workload.requests"), ("seed", "workload.seed"),
+    ("skew", "workload.skew"), ("output-mean", "workload.output_mean"),
+    ("prompt-mean", "workload.prompt_mean"), ("arrival", "workload.arrival.kind"),
+    ("rate", "workload.arrival.rate"), ("every", "workload.arrival.every"),
+    ("slots", "server.slots"), ("chunk", "server.chunk"), ("cost", "server.cost"),
+    ("max-num-batched-tokens", "server.max_num_batched_tokens"),
+    ("block-size", "server.block_size"), ("kv-tokens", "server.kv_tokens"),
+    ("preemption", "server.preemption"), ("ttft-ms", "slo.ttft_ms"), ("tbt-ms", "slo.tbt_ms"),
+]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2 (argparse's own format is multi-line)
+        sys.stderr.write("error: %s\n" % message)
+        sys.exit(2)
+
+
+def _value(text):
+    """Numbers as numbers, everything else as text: the scenario validator names bad values."""
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return {"null": None, "true": True, "false": False}.get(text, text)
+
+
+def _set(d, dotted, value):
+    parts = dotted.split(".")
+    for p in parts[:-1]:
+        if not isinstance(d.get(p), dict):
+            d[p] = {}
+        d = d[p]
+    d[parts[-1]] = value
+
+
+def _read_trace(path):
+    try:
+        with open(path, newline="") as f:
+            text = f.read()
+    except OSError as e:
+        raise ScenarioError("trace", path, "a readable JSONL or CSV file",
+                            "trace = %s: cannot read (%s)" % (path, e.strerror))
+    items = []
+    if path.endswith(".csv"):
+        for i, row in enumerate(csv.DictReader(text.splitlines())):
+            items.append({k: _value(v.strip()) for k, v in row.items() if k is not None})
+    else:
+        for i, line in enumerate(text.splitlines()):
+            if line.strip():
+                try:
+                    items.append(json.loads(line))
+                except ValueError:
+                    raise ScenarioError("trace", "%s line %d" % (path, i + 1),
+                                        "one JSON object per line",
+                                        "trace %s line %d: not JSON" % (path, i + 1))
+    return items
+
+
+def scenario_from_args(args):
+    sc = {}
+    if args.scenario:
+        src = args.scenario
+        try:
+            if src.lstrip().startswith("{"):
+                sc = json.loads(src)
+            else:
+                with open(src) as f:
+                    sc = json.load(f)
+        except (OSError, ValueError) as e:
+            raise ScenarioError("scenario", src[:40], "a JSON object or a JSON file",
+                                "scenario: cannot read %s (%s)" % (src[:40], e))
+    for flag, path in FLAGS:
+        v = getattr(args, flag.replace("-", "_"), None)
+        if v is not None:
+            if path == "workload.arrival.kind" and not isinstance(sc.get("workload", {}).get(
+                    "arrival"), dict):
+                _set(sc, "workload.arrival", {})
+            _set(sc, path, _value(v))
+    if args.trace:
+        _set(sc, "workload.items", _read_trace(args.trace))
+    return sc
+
+
+def _fmt(x, digits=3):
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return ("{:,.%df}" % digits).format(x)
+    return "{:,}".format(x)
+
+
+ROWS = [("passes", "passes", 0), ("makespan", "makespan", 1), ("utilization", "utilization", 3),
+        ("useful share", "shares.useful", 3), ("prefill share", "shares.prefill", 3),
+        ("padding share", "shares.padding", 3), ("idle share", "shares.idle", 3),
+        ("output tokens", "output_tokens", 0), ("throughput tok/s", "throughput_tok_s", 1),
+        ("TTFT p50", "ttft.p50", 1), ("TTFT p95", "ttft.p95", 1), ("TTFT p99", "ttft.p99", 1),
+        ("TBT p50", "tbt.p50", 2), ("TBT p95", "tbt.p95", 2), ("TBT p99", "tbt.p99", 2),
+        ("E2E p50", "e2e.p50", 1), ("E2E p95", "e2e.p95", 1), ("E2E p99", "e2e.p99", 1),
+        ("goodput req/s", "goodput_rps", 3), ("SLO attainment", "slo_attainment", 3),
+        ("preemptions", "preemptions", 0), ("KV peak tokens", "kv_peak_tokens", 0)]
+
+
+def _get(m, dotted):
+    for p in dotted.split("."):
+        m = m[p]
+    return m
+
+
+def metrics_table(results):
+    names = list(results)
+    width = max(12, *(len(n) for n in names))
+    lines = ["%-18s" % "" + "".join(("%" + str(width + 2) + "s") % n for n in names)]
+    for label, path, digits in ROWS:
+        cells = []
+        for n in names:
+            v = _get(results[n]["metrics"], path)
+            cells.append(("%" + str(width + 2) + "s") % _fmt(v, digits if isinstance(v, float)
+                                                             else 0))
+        lines.append("%-18s" % label + "".join(cells))
+    return "\n".join(lines)
+
+
+def _describe(sc):
+    w, s = sc["workload"], sc["server"]
+    src = ("%d explicit requests" % w["requests"] if w["items"] is not None else
+           "%d requests, seed %d, skew %s, arrival %s" % (w["requests"], w["seed"], w["skew"],
+                                                          w["arrival"]["kind"]))
+    cost = s["cost"] if isinstance(s["cost"], str) else "custom"
+    unit = "passes" if s["cost"] == "unit" else "ms"
+    return "%s; %d slots, chunk %d, cost %s (times in %s)" % (src, s["slots"], s["chunk"], cost,
+                                                               unit)
+
+
+def main(argv=None):
+    p = _Parser(prog="python -m py_engine", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+
+    def scenario_cmd(name, help_):
+        sp = sub.add_parser(name, help=help_)
+        sp.add_argument("--scenario", help="JSON object or JSON file")
+        sp.add_argument("--trace", help="JSONL or CSV file of {arrive, prompt, out}")
+        for flag, path in FLAGS:
+            sp.add_argument("--" + flag, metavar="V", help=path)
+        sp.add_argument("--json", action="store_true", help="print the full JSON result")
+        return sp
+
+    scenario_cmd("run", "simulate one scheduler")
+    scenario_cmd("compare", "static vs continuous on the same trace")
+    sw = scenario_cmd("sweep", "speedup across values of one parameter")
+    sw.add_argument("--param", default="skew")
+    sw.add_argument("--values", default="0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9")
+    ck = sub.add_parser("check", help="self-verification: engine vs the article's references")
+    ck.add_argument("--full", action="store_true", help="many more random traces")
+    ck.add_argument("--json", action="store_true")
+    bn = sub.add_parser("bench", help="event-driven engine vs step loop; 1M requests")
+    bn.add_argument("--quick", action="store_true", help="smaller sizes")
+    args = p.parse_args(argv)
+
+    from . import api
+    try:
+        if args.cmd == "check":
+            from . import check
+            r = check.run(quick=not args.full)
+            if args.json:
+                print(json.dumps(r, indent=1))
+            else:
+                for c in r["checks"]:
+                    if not c["ok"]:
+                        print("FAIL %s: %s" % (c["name"], c["detail"]))
+                print("%d passed, %d failed" % (r["passed"], r["failed"]))
+            return 1 if r["failed"] else 0
+        if args.cmd == "bench":
+            from . import bench
+            bench.main(quick=args.quick)
+            return 0
+        sc = scenario_from_args(args)
+        if args.cmd == "run":
+            r = api.simulate(sc)
+            results = {r["scheduler"]: r}
+            extra = ""
+        elif args.cmd == "compare":
+            schedulers = ("static", "continuous")
+            if sc.get("scheduler") not in (None, "static", "continuous"):
+                schedulers = schedulers + (sc["scheduler"],)
+            sc.pop("scheduler", None)
+            r = api.compare(sc, schedulers)
+            results = {k: v for k, v in r.items() if k != "speedup"}
+            extra = "speedup (static / continuous): passes x%.3f, time x%.3f" % (
+                r["speedup"]["passes"], r["speedup"]["time"])
+        else:
+            values = [_value(v.strip()) for v in args.values.split(",") if v.strip()]
+            r = api.sweep(sc, args.param, values)
+            if args.json:
+                print(json.dumps(r, indent=1, allow_nan=False))
+                return 0
+            print("%-10s %10s %10s %10s %10s %8s %8s" % (args.param, "speedup", "time x",
+                                                         "static u", "cont. u", "static",
+                                                         "cont."))
+            for pt in r["points"]:
+                print("%-10s %10.3f %10.3f %10.3f %10.3f %8d %8d" % (
+                    pt["value"], pt["speedup"]["passes"], pt["speedup"]["time"],
+                    pt["static"]["utilization"], pt["continuous"]["utilization"],
+                    pt["static"]["passes"], pt["continuous"]["passes"]))
+            return 0
+        if args.json:
+            print(json.dumps(r, allow_nan=False))
+            return 0
+        first = next(iter(results.values()))
+        print(_describe(first["scenario"]))
+        print(metrics_table(results))
+        if extra:
+            print(extra)
+        return 0
+    except ScenarioError as e:
+        sys.stderr.write("error: %s\n" % e.message)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
