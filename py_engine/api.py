@@ -41,13 +41,15 @@ def run_sim(scenario, trace=None):
         raise ScenarioError("workload", "<trace>", "a run whose simulated time fits in 2^63 ticks",
                             "the simulated time overflows: use fewer or shorter requests or a "
                             "cheaper cost model")
-    if hasattr(policy, "kv_tokens"):
-        pass  # policies that track KV themselves write it in their own log hook
+    sim.policy = policy
     return sim
 
 
 def _result(sim, scenario):
     m = _metrics.compute(sim, scenario)
+    extra = getattr(getattr(sim, "policy", None), "extra_metrics", None)
+    if extra is not None:  # additive policy counters (vllm: swap / recompute)
+        m.update(extra())
     n = min(sim.n, RESULT_CAPS["requests"])
     arrive, prompt, out = sim.arrive, sim.prompt, sim.out
     at, ft, dt = sim.admit_tick, sim.first_tick, sim.done_tick
@@ -123,10 +125,13 @@ def _set(scenario, dotted, value):
 def sweep(scenario=None, param="skew", values=(0.0, 0.3, 0.6), schedulers=("static", "continuous")):
     """Compare static vs continuous at each value of one parameter.
 
-    Returns {"param", "path", "values", "points": [{"value", "speedup": {...}, "<scheduler>":
-    {metrics subset}}]}. param is a leaf name (see SWEEP_PARAMS) or a dotted path.
+    Returns {"param", "path", "values", "points": [{"value", "<scheduler>": {metrics subset},
+    "speedup": {...} (only when both static and continuous ran)}]}. param is a leaf name (see
+    SWEEP_PARAMS) or its dotted path; schedulers may be any non-empty subset, e.g. ["continuous"].
     """
-    path = SWEEP_PARAMS.get(param, param)
+    if isinstance(schedulers, str) or not isinstance(schedulers, (list, tuple)) or not schedulers:
+        raise ScenarioError("schedulers", schedulers, "a non-empty list of scheduler names")
+    path = SWEEP_PARAMS.get(param, param) if isinstance(param, str) else None
     if path not in SWEEP_PARAMS.values():
         raise ScenarioError("param", param, "one of " + ", ".join(SWEEP_PARAMS))
     if not isinstance(values, (list, tuple)) or not 1 <= len(values) <= MAX_SWEEP_POINTS:

@@ -5,7 +5,7 @@ response {"ok": true, "result": ...} or
          {"ok": false, "error": {"type": "ScenarioError"|"EngineError", "field", "value",
                                  "allowed", "message"}}
 params: simulate {"scenario"}, compare {"scenario", "schedulers"?}, sweep {"scenario", "param",
-"values"}, check {"quick"?: bool}, schema {}, presets {}, kv {...} (py_engine.kv).
+"values", "schedulers"?}, check {"quick"?: bool}, schema {}, presets {}, kv {...} (py_engine.kv).
 Floats that are not finite never leave: they become null.
 """
 
@@ -33,14 +33,15 @@ METHODS = {
     "compare": lambda p: api.compare(p.get("scenario"),
                                      p.get("schedulers") or ("static", "continuous")),
     "sweep": lambda p: api.sweep(p.get("scenario"), p.get("param", "skew"),
-                                 p.get("values", (0.0, 0.3, 0.6))),
+                                 p.get("values", (0.0, 0.3, 0.6)),
+                                 p.get("schedulers") or ("static", "continuous")),
     "check": _check,
     "schema": lambda p: schema(),
     "presets": lambda p: api.presets(),
     "kv": _kv,
 }
 PARAMS = {"simulate": {"scenario"}, "compare": {"scenario", "schedulers"},
-          "sweep": {"scenario", "param", "values"}, "check": {"quick"}, "schema": set(),
+          "sweep": {"scenario", "param", "values", "schedulers"}, "check": {"quick"}, "schema": set(),
           "presets": set()}
 
 
