@@ -242,9 +242,10 @@ def run_snapshot(py: Path, out: Path) -> None:
 
 # --- checks ----------------------------------------------------------------------------------------
 
-# A relative reference: a quoted path ending in a file extension the site could fetch.
-_REF_EXT = r"(?:js|mjs|json|css|html|png|svg|ico|whl|wasm|zip|webmanifest|woff2?)"
-_JS_REF = re.compile(r"""["'`]((?:\.{1,2}/|/)?[\w.\-/]+\.""" + _REF_EXT + r""")["'`]""")
+# References the browser fetches: module imports, new URL(...), fetch(...), new Worker(...).
+# (Other strings, such as a download's file name, are not references.)
+_JS_REF = re.compile(r"""(?:\bfrom|\bimport\s*\(?|\bnew\s+URL\s*\(|\bfetch\s*\(|\bnew\s+Worker\s*\()"""
+                     r"""\s*["'`]([^"'`$]+)["'`]""")
 _HTML_REF = re.compile(r"""\b(?:src|href)\s*=\s*["']([^"'#?]+)""", re.I)
 _CSS_REF = re.compile(r"""url\(\s*["']?([^"')#?]+)""", re.I)
 _ABS_URL = re.compile(r"""\b(?:https?:)?//[A-Za-z0-9.-]+\.[A-Za-z]{2,}[/\w.\-?=&%#:]*""")
@@ -252,9 +253,13 @@ _ABS_URL = re.compile(r"""\b(?:https?:)?//[A-Za-z0-9.-]+\.[A-Za-z]{2,}[/\w.\-?=&
 _NAMESPACE_OK = re.compile(r"^(?:https?:)?//www\.w3\.org/")
 
 
-def check_site(dist: Path, own_files: list[Path]) -> None:
-    """Every file the site references exists; no absolute http(s) URL in our html/js/css."""
+def check_site(dist: Path, own_files: list[Path], cdn: bool = False) -> None:
+    """Every file the site references exists; no absolute http(s) URL in our html/js/css.
+
+    A reference resolves against the referencing file's folder, the site root, or the Pyodide
+    folder (the worker names runtime files relative to Pyodide's indexURL)."""
     problems = []
+    external = set(PYODIDE_RUNTIME) if cdn else set()
     for f in own_files:
         text = f.read_text(encoding="utf-8", errors="replace")
         rel = f.relative_to(dist)
@@ -271,8 +276,8 @@ def check_site(dist: Path, own_files: list[Path]) -> None:
         for ref in refs:
             if re.match(r"^(?:[a-z]+:|//)", ref, re.I):
                 continue  # absolute; reported below
-            target = (dist / ref.lstrip("/")) if ref.startswith("/") else (f.parent / ref)
-            if not target.exists() and not (dist / ref).exists():
+            bases = [dist] if ref.startswith("/") else [f.parent, dist, dist / "pyodide"]
+            if ref not in external and not any((b / ref.lstrip("/")).exists() for b in bases):
                 problems.append(f"{rel}: references missing file {ref!r}")
         if f.suffix in (".html", ".htm", ".css", ".js", ".mjs"):
             for url in _ABS_URL.findall(text):
@@ -353,7 +358,7 @@ def _build_into(staging: Path, py: Path, tarball: Path, pyodide_cdn: str | None)
     }
     (staging / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
-    check_site(staging, own_files)
+    check_site(staging, own_files, cdn=bool(pyodide_cdn))
 
 
 # --- serving ---------------------------------------------------------------------------------------
@@ -381,13 +386,20 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             super().log_message(fmt, *args)
 
 
-def make_server(directory: Path, port: int = 0, quiet: bool = False) -> http.server.ThreadingHTTPServer:
+class SiteServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # A browser closing a connection mid-download (page closed, test over) is not an error.
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)
+
+
+def make_server(directory: Path, port: int = 0, quiet: bool = False) -> SiteServer:
     """An HTTP server for `directory` on 127.0.0.1 (port 0 = any free port); call serve_forever()."""
     handler = type("Handler", (SiteHandler,), {"quiet": quiet})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port),
-                                             functools.partial(handler, directory=str(directory)))
-    server.daemon_threads = True
-    return server
+    return SiteServer(("127.0.0.1", port), functools.partial(handler, directory=str(directory)))
 
 
 def serve(port: int) -> None:

@@ -1,0 +1,168 @@
+// Pyodide host (module Web Worker): loads the Python runtime and the py_engine wheel, then answers
+// protocol calls. Everything it fetches is checked against manifest.json (written by build.py)
+// before use, so a missing or corrupted file fails loudly with its name instead of hanging.
+//
+// In:  {id, method, params}                       one protocol call
+// Out: {kind: "status", stage, progress, detail}  stage: download | start | engine | ready | failed
+//      {kind: "reply", id, json}                  json: the protocol response, a JSON string
+
+// A CSP violation inside a worker reaches no page listener: report it loudly from here.
+self.addEventListener("securitypolicyviolation", (e) =>
+  console.error(`CSP violation in the engine worker: ${e.violatedDirective} blocked ${e.blockedURI}`));
+
+const SITE = new URL("./", import.meta.url); // worker.js sits at the site root
+const SITE_PACKAGES = "/lib/python3.12/site-packages";
+
+// The Python side: JSON string in, JSON string out, never raises (py_engine.protocol.handle never
+// raises; the two guards cover a malformed request and a non-JSON number in a result).
+const SHIM = `
+import json
+from py_engine.protocol import handle as _handle
+
+def _cbx_error(message):
+    return {"ok": False, "error": {"type": "EngineError", "field": None, "value": None,
+                                   "allowed": None, "message": message}}
+
+def _cbx_call(text):
+    try:
+        request = json.loads(text)
+    except ValueError as e:
+        return json.dumps(_cbx_error(f"malformed request: {e}"))
+    response = _handle(request)
+    try:
+        return json.dumps(response, allow_nan=False)
+    except ValueError as e:
+        return json.dumps(_cbx_error(f"result is not valid JSON: {e}"))
+`;
+
+let lastStatus = { stage: "", progress: -1 };
+function status(stage, progress, detail = "") {
+  // Throttle download progress to 1% steps; every stage change goes out.
+  if (stage === lastStatus.stage && progress < 1 && progress - lastStatus.progress < 0.01) return;
+  lastStatus = { stage, progress };
+  postMessage({ kind: "status", stage, progress, detail });
+}
+
+function errorReply(id, message) {
+  const error = { type: "EngineError", field: null, value: null, allowed: null, message };
+  postMessage({ kind: "reply", id, json: JSON.stringify({ ok: false, error }) });
+}
+
+async function sha256hex(bytes) {
+  const digest = await crypto.subtle.digest("SHA-256", bytes);
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+// Fetch a file fully, reporting bytes as they arrive, and check its sha256.
+async function fetchVerified(url, name, sha256, onBytes) {
+  let res;
+  try {
+    res = await fetch(url);
+  } catch (e) {
+    throw new Error(`${name}: could not be fetched (${e.message})`);
+  }
+  if (!res.ok) throw new Error(`${name}: HTTP ${res.status} ${res.statusText}`.trim());
+  const chunks = [];
+  let size = 0;
+  const reader = res.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.length;
+    onBytes(value.length);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) { bytes.set(c, at); at += c.length; }
+  const got = await sha256hex(bytes);
+  if (got !== sha256) {
+    throw new Error(`${name}: integrity check failed (sha256 ${got.slice(0, 12)}…, ` +
+                    `manifest says ${sha256.slice(0, 12)}…) — the file is corrupted or tampered`);
+  }
+  return bytes;
+}
+
+async function boot() {
+  if (typeof WebAssembly !== "object") throw new Error("this browser has no WebAssembly");
+  if (!crypto.subtle) throw new Error("integrity checks need a secure context (https or localhost)");
+
+  status("download", 0, "manifest.json");
+  let manifest;
+  try {
+    const res = await fetch(new URL("manifest.json", SITE));
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    manifest = await res.json();
+  } catch (e) {
+    throw new Error(`manifest.json: ${e.message}`);
+  }
+  const py = manifest.pyodide;
+  const indexURL = new URL(py.indexURL, SITE).href;
+
+  // Download stage: every runtime file, numpy and the engine wheel, in parallel, each verified
+  // against the manifest. This catches a missing or broken .wasm up front (Pyodide itself can hang
+  // on one), and leaves the files in the HTTP cache for Pyodide's own requests.
+  const numpy = py.packages.numpy;
+  const items = [
+    ...Object.entries(py.runtime).map(([f, v]) => ({ url: indexURL + f, name: `pyodide/${f}`, ...v })),
+    { url: indexURL + numpy.file, name: `pyodide/${numpy.file}`, sha256: numpy.sha256, bytes: numpy.bytes },
+    { url: new URL(manifest.engine.wheel, SITE).href, name: manifest.engine.wheel,
+      sha256: manifest.engine.sha256, bytes: manifest.engine.bytes },
+  ];
+  const total = items.reduce((s, it) => s + (it.bytes || 0), 0) || 1;
+  let received = 0;
+  const progress = (n) => {
+    received += n;
+    status("download", Math.min(received / total, 1), `${(received / 1e6).toFixed(1)} of ${(total / 1e6).toFixed(1)} MB`);
+  };
+  const blobs = await Promise.all(items.map((it) => fetchVerified(it.url, it.name, it.sha256, progress)));
+  const engineWheel = blobs[blobs.length - 1];
+
+  status("start", 0, `Python ${py.python} (Pyodide ${py.version})`);
+  const { loadPyodide } = await import(indexURL + "pyodide.mjs");
+  const pyodide = await loadPyodide({ indexURL, stdout: () => {}, stderr: (s) => console.warn(s) });
+
+  // loadPackage does not reject when a download or its integrity check fails: it logs and goes
+  // on. Collect its errors and check loadedPackages ourselves.
+  status("engine", 0.1, "numpy");
+  const errors = [];
+  await pyodide.loadPackage(["numpy"], { messageCallback: () => {}, errorCallback: (m) => errors.push(m) });
+  if (!("numpy" in pyodide.loadedPackages)) {
+    throw new Error(`numpy did not load${errors.length ? ": " + errors.join("; ") : ""}`);
+  }
+
+  // The engine wheel: unpack the bytes verified above (no second download, nothing can change
+  // between check and use). Measured against loadPackage(url) and micropip.install(url): see README.
+  status("engine", 0.6, `py_engine ${manifest.engine.version}`);
+  pyodide.unpackArchive(engineWheel, "wheel", { extractDir: SITE_PACKAGES });
+  pyodide.runPython("import importlib; importlib.invalidate_caches()");
+  pyodide.runPython(SHIM);
+  const call = pyodide.globals.get("_cbx_call");
+  // Prove the round trip before announcing ready.
+  const probe = JSON.parse(call(JSON.stringify({ method: "schema", params: {} })));
+  if (!probe.ok) throw new Error(`py_engine self-test failed: ${probe.error && probe.error.message}`);
+  return call;
+}
+
+const engine = boot();
+engine.then(
+  () => status("ready", 1, ""),
+  (e) => status("failed", 0, e && e.message ? e.message : String(e)),
+);
+
+onmessage = async (ev) => {
+  const { id, method, params } = ev.data;
+  let call;
+  try {
+    call = await engine;
+  } catch (e) {
+    errorReply(id, `the engine is not available: ${e.message}`);
+    return;
+  }
+  try {
+    postMessage({ kind: "reply", id, json: call(JSON.stringify({ method, params: params ?? {} })) });
+  } catch (e) {
+    // Only a broken interpreter gets here (handle() itself never raises).
+    errorReply(id, `engine crashed: ${e.message}`);
+  }
+};
