@@ -208,7 +208,8 @@ def _url_fields() -> dict[str, tuple[str, str]]:
 
     fields = {}
     for path, spec in schema().items():
-        if spec.get("type") not in ("int", "float", "choice") or path == "scheduler":
+        if spec.get("type") not in ("int", "float", "choice", "cost", "int_or_null") \
+                or path == "scheduler" or path.startswith("server.cost."):
             continue
         leaf = "arrival" if path == "workload.arrival.kind" else path.rsplit(".", 1)[-1]
         fields[leaf] = (path, spec["type"])
@@ -225,7 +226,10 @@ def _scenario_from_query(query: dict | str) -> dict:
         if key not in fields:
             continue
         path, typ = fields[key]
-        value = int(raw) if typ == "int" else float(raw) if typ == "float" else str(raw)
+        if typ == "int_or_null":
+            value = None if raw in ("", "null") else int(raw)
+        else:
+            value = int(raw) if typ == "int" else float(raw) if typ == "float" else str(raw)
         node = scenario
         *parents, leaf = path.split(".")
         for p in parents:

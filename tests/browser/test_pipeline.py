@@ -1,0 +1,214 @@
+"""The built site tells the truth: the page's numbers are the native engine's, the build-time snapshot
+equals what the in-page engine computes, it all runs under the strict CSP with no request leaving
+the origin, and a tampered or missing file fails loudly instead of hanging."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import build
+
+# Scenarios set through the URL (the brief's flat parameter names), each far from the default.
+URL_SCENARIOS = [
+    "requests=32&slots=4&skew=0.3&seed=7",
+    "requests=48&slots=16&chunk=256&arrival=poisson&rate=40&seed=3",
+    "requests=24&output_mean=40&prompt_mean=600&cost=unit&seed=11",
+    "requests=40&skew=0.9&slots=6&arrival=gap&every=20&ttft_ms=500&seed=5",
+]
+# A document without the page (and its own engine), to drive engine-client.js directly; its own
+# icon, or Chromium asks for /favicon.ico and gets a 404.
+BLANK_HTML = ('<!doctype html><html><head><meta charset="utf-8"><title>engine harness</title>'
+              '<link rel="icon" href="harness-icon.svg"></head><body></body></html>')
+BLANK_ICON = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1 1"><rect width="1" height="1"/></svg>'
+# Metrics the page must show (a missing one would make the comparison vacuous).
+MUST_SHOW = {"static.passes", "continuous.passes", "static.utilization", "continuous.utilization",
+             "speedup.passes", "speedup.time", "continuous.ttft.p95"}
+
+
+def _metric_keys(shown):
+    return {k for k, v in shown.items() if v is not None}
+
+
+def _time_of_mark(page, name):
+    return page.evaluate(
+        "(n) => { const m = performance.getEntriesByName(n); return m.length ? m[0].startTime : null; }",
+        name)
+
+
+def test_default_page_equals_native_and_snapshot(strict_page, site_url, native, wait_state,
+                                                 read_metrics, flat_metrics, metrics_match):
+    page = strict_page
+    headers = {}
+    page.on("response", lambda r: headers.setdefault(r.url, r.headers.get("content-security-policy")))
+    page.goto(site_url)
+
+    # First paint comes from the build-time snapshot, before the engine is up.
+    page.wait_for_selector('[data-metric="continuous.passes"][data-value]:not([data-value=""])',
+                           state="attached")
+    early_state = page.evaluate("() => document.documentElement.dataset.state")
+    early = read_metrics(page)
+
+    wait_state(page, "ready")
+    live = read_metrics(page)
+    expected = flat_metrics(native.compare({}))
+    assert MUST_SHOW <= _metric_keys(live), f"missing: {MUST_SHOW - _metric_keys(live)}"
+    assert metrics_match(live, expected) >= len(MUST_SHOW)
+    if early_state == "snapshot":
+        assert early == live, "numbers drawn from the snapshot changed when the engine took over"
+
+    # Every response, the worker's and Pyodide's included, carried the strict CSP.
+    assert headers, "no responses seen"
+    missing = [u for u, csp in headers.items() if csp != build.CSP]
+    assert not missing, f"responses without the strict CSP: {missing}"
+
+
+@pytest.mark.parametrize("query", URL_SCENARIOS)
+def test_url_scenario_equals_native(strict_page, site_url, query, native, wait_state, read_metrics,
+                                    scenario_from_query, flat_metrics, metrics_match):
+    strict_page.goto(f"{site_url}?{query}")
+    wait_state(strict_page, "ready")
+    shown = read_metrics(strict_page)
+    assert MUST_SHOW <= _metric_keys(shown), f"missing: {MUST_SHOW - _metric_keys(shown)}"
+    scenario = scenario_from_query(query)
+    expected = flat_metrics(native.compare(scenario))
+    default = flat_metrics(native.compare({}))
+    assert expected["continuous.passes"] != default["continuous.passes"], "scenario too close to default"
+    metrics_match(shown, expected)
+
+
+def _close(a, b, rel=1e-9, path="$"):
+    """Deep equality of two JSON values: same structure and strings, integers exactly, floats to rel."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        assert a.keys() == b.keys(), f"{path}: keys differ: {sorted(a.keys() ^ b.keys())}"
+        for k in a:
+            _close(a[k], b[k], rel, f"{path}.{k}")
+    elif isinstance(a, list) and isinstance(b, list):
+        assert len(a) == len(b), f"{path}: lengths {len(a)} != {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b)):
+            _close(x, y, rel, f"{path}[{i}]")
+    elif isinstance(a, bool) or isinstance(b, bool) or a is None or b is None or isinstance(a, str):
+        assert a == b, f"{path}: {a!r} != {b!r}"
+    elif isinstance(a, int) and isinstance(b, int):
+        assert a == b, f"{path}: {a} != {b}"
+    else:
+        assert abs(a - b) <= rel * max(abs(a), abs(b)), f"{path}: {a!r} != {b!r}"
+
+
+@pytest.fixture(scope="session")
+def harness_url(site_dist, serve_dir, tmp_path_factory):
+    """The built site plus a blank page, served like the site."""
+    dest = tmp_path_factory.mktemp("harness") / "site"
+    shutil.copytree(site_dist, dest)
+    (dest / "harness.html").write_text(BLANK_HTML)
+    (dest / "harness-icon.svg").write_text(BLANK_ICON)
+    return serve_dir(dest) + "harness.html"
+
+
+def test_snapshot_equals_live_engine(strict_page, harness_url, site_dist):
+    """Each build-time (native) answer in snapshot.json equals the in-page engine's live answer
+    to the same request, asked through the page's own engine-client.js."""
+    snapshot = json.loads((site_dist / "snapshot.json").read_text())
+    assert any(e["request"]["method"] == "compare" for e in snapshot)
+    strict_page.goto(harness_url)
+    live = strict_page.evaluate(
+        """async (requests) => {
+             const { startEngine } = await import('./engine-client.js');
+             const client = startEngine({});
+             await client.ready;
+             const out = [];
+             for (const r of requests) {
+               try { out.push({ ok: true, result: await client.call(r.method, r.params) }); }
+               catch (e) { out.push({ ok: false, error: e.detail }); }
+             }
+             client.terminate();
+             return out;
+           }""",
+        [e["request"] for e in snapshot])
+    for entry, got in zip(snapshot, live, strict=True):
+        _close(entry["response"], got, path=entry["request"]["method"])
+
+
+def test_engine_calls_settle_with_errors_as_data(strict_page, harness_url):
+    """A bad call rejects with the protocol error (field, allowed) and the engine keeps working."""
+    strict_page.goto(harness_url)
+    got = strict_page.evaluate(
+        """async () => {
+             const { startEngine } = await import('./engine-client.js');
+             const client = startEngine({});
+             await client.ready;
+             let bad;
+             try { await client.call('simulate', { scenario: { server: { slots: 0 } } }); }
+             catch (e) { bad = e.detail; }
+             const good = await client.call('simulate', { scenario: { workload: { requests: 5 } } });
+             client.terminate();
+             let after;
+             try { await client.call('schema', {}); } catch (e) { after = e.detail.type; }
+             return { bad, passes: good.metrics.passes, after };
+           }""")
+    assert got["bad"]["type"] == "ScenarioError" and got["bad"]["field"] == "server.slots"
+    assert got["bad"]["allowed"]
+    assert got["passes"] > 0
+    assert got["after"] == "EngineError"
+
+
+# --- tampered or broken deployments ------------------------------------------------------------
+
+@pytest.fixture
+def site_copy(site_dist, tmp_path):
+    dest = tmp_path / "site"
+    shutil.copytree(site_dist, dest)
+    return dest
+
+
+def _flip_byte(path: Path, at: int = 100):
+    data = bytearray(path.read_bytes())
+    data[at] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def _expect_failed(page, url, wait_state, status_text, *words):
+    page.goto(url)
+    wait_state(page, "failed", timeout=60_000)
+    text = status_text(page)
+    for w in words:
+        assert w in text, f"failure message {text!r} does not mention {w!r}"
+    return text
+
+
+def test_tampered_engine_wheel_fails_clearly(strict_page, site_copy, serve_dir, wait_state,
+                                             status_text):
+    manifest = json.loads((site_copy / "manifest.json").read_text())
+    _flip_byte(site_copy / manifest["engine"]["wheel"])
+    _expect_failed(strict_page, serve_dir(site_copy), wait_state, status_text,
+                   manifest["engine"]["wheel"], "integrity")
+
+
+def test_tampered_numpy_wheel_fails_clearly(strict_page, site_copy, serve_dir, wait_state,
+                                            status_text):
+    manifest = json.loads((site_copy / "manifest.json").read_text())
+    _flip_byte(site_copy / "pyodide" / manifest["pyodide"]["packages"]["numpy"]["file"])
+    _expect_failed(strict_page, serve_dir(site_copy), wait_state, status_text, "numpy", "integrity")
+
+
+@pytest.mark.allow_problems(r"(?i)integrity|digest|numpy")
+def test_numpy_failing_pyodide_integrity_is_caught(strict_page, site_copy, serve_dir, wait_state,
+                                                   status_text):
+    """A numpy wheel that passes the manifest but not the official lock's sha256: Pyodide's
+    loadPackage only logs that, and the worker must still fail instead of carrying on."""
+    manifest_path = site_copy / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    numpy = manifest["pyodide"]["packages"]["numpy"]
+    wheel = site_copy / "pyodide" / numpy["file"]
+    _flip_byte(wheel)
+    numpy["sha256"] = build.sha256_file(wheel)
+    manifest_path.write_text(json.dumps(manifest))
+    _expect_failed(strict_page, serve_dir(site_copy), wait_state, status_text, "numpy did not load")
+
+
+@pytest.mark.allow_problems(r"HTTP 404: .*pyodide\.asm\.wasm", r"status of 404")
+def test_missing_wasm_fails_fast(strict_page, site_copy, serve_dir, wait_state, status_text):
+    (site_copy / "pyodide" / "pyodide.asm.wasm").unlink()
+    _expect_failed(strict_page, serve_dir(site_copy), wait_state, status_text,
+                   "pyodide.asm.wasm", "404")
