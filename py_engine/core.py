@@ -125,27 +125,36 @@ class Sim:
         """
         slot = heapq.heappop(self.free)
         r = Resident()
-        r.rid, r.slot, r.ghost = rid, slot, rid < 0
-        r.pf_left = self.prompt[rid] if prefill is None else prefill
-        r.pf_done = 0
-        r.chunk = chunk
-        r.dec_at = -1
-        r.out_left = 0 if r.ghost else self.out[rid] - self.emitted[rid]
-        r.hold_until = hold_until
-        r.label = None
-        r.resumed = (not r.ghost) and self.emitted[rid] > 0
-        r.kv0 = kv0
-        r.emit0 = 0 if r.ghost else self.emitted[rid]
+        r.slot, r.chunk, r.hold_until, r.kv0 = slot, chunk, hold_until, kv0
+        r.pf_done, r.dec_at, r.label = 0, -1, None
+        if rid < 0:
+            r.rid, r.ghost, r.out_left, r.resumed, r.emit0 = -1, True, 0, False, 0
+            r.pf_left = prefill
+        else:
+            e = self.emitted[rid]
+            r.rid, r.ghost, r.out_left, r.resumed, r.emit0 = rid, False, self.out[rid] - e, e > 0, e
+            r.pf_left = self.prompt[rid] if prefill is None else prefill
+            if self.admit_pass[rid] < 0:
+                self.admit_pass[rid] = self.passes + 1
+                self.admit_tick[rid] = self.now
         self.kv += kv0
-        if self.kv > self.kv_peak:
-            self.kv_peak = self.kv
         self.res[slot] = r
         self.n_resident += 1
         self.rows += 1
-        if not r.ghost and self.admit_pass[rid] < 0:
-            self.admit_pass[rid] = self.passes + 1
-            self.admit_tick[rid] = self.now
-        self._enter_prefill(r)
+        pf = r.pf_left
+        if 0 < pf <= chunk and not r.resumed and rid >= 0:  # fast path: straight to the last chunk
+            r.pf_at = passes = self.passes
+            r.phase = FINAL
+            r.target = passes + 1
+            self._ver += 1
+            r.ver = self._ver
+            heapq.heappush(self._heap, (passes + 1, slot, r.ver))
+            r.label = "useful"
+            r.seg_start = passes + 1
+            self.ptoks += pf
+            self.n_useful += 1
+        else:
+            self._enter_prefill(r)
         return slot
 
     def admit_ghost(self, chunk, prefill, hold_until):
@@ -244,9 +253,18 @@ class Sim:
         fixed, per_row, per_token = cost_m.fixed, cost_m.per_row, cost_m.per_token
         gw = self.gap_weights
         log = self.log
-        heappop = heapq.heappop
-        waiting = self.waiting
+        heappop, heappush = heapq.heappop, heapq.heappush
+        waiting, free, segments, seg_cap = self.waiting, self.free, self.segments, self.seg_cap
+        emitted, last_tick = self.emitted, self.last_tick
+        first_pass, first_tick = self.first_pass, self.first_tick
+        done_pass, done_tick = self.done_pass, self.done_tick
         kv_hook = getattr(policy, "kv_tokens", None)  # optional override (e.g. KV in blocks)
+        schedule, horizon, wants_arrivals = policy.schedule, policy.horizon, policy.wants_arrivals
+        log_cap = self.log_cap
+        l_count = log["count"]
+        a_count, a_start, a_rows, a_ptoks, a_cost, a_useful, a_kv = (
+            log[key].append for key in ("count", "start", "rows", "prefill_tokens", "cost",
+                                        "useful", "kv_tokens"))
         while self.n_done < n:
             na = self.next_arrival
             now = self.now
@@ -255,7 +273,7 @@ class Sim:
                 na += 1
             self.next_arrival = na
             self._wait_until = None
-            policy.schedule()
+            schedule()
             if self._wait_until is not None:
                 if self._wait_until <= now:
                     raise EngineError("policy %s waited for a time not in the future" % policy.name)
@@ -280,12 +298,12 @@ class Sim:
                 cost += self._extra_cost
                 self._extra_cost = 0
                 k = 1
-            h = policy.horizon()
+            h = horizon()
             if h is not None and h < k:
                 if h < 1:
                     raise EngineError("policy %s returned horizon %r < 1" % (policy.name, h))
                 k = h
-            if na < n and not self.waiting and policy.wants_arrivals():
+            if na < n and not waiting and wants_arrivals():
                 ka = -(-(arrive[na] - now) // cost)  # first pass starting at/after the arrival
                 if ka < k:
                     k = ka
@@ -293,11 +311,13 @@ class Sim:
             passes += k
             self.passes = passes
             self.now = now + k * cost
-            useful = self.n_useful
+            useful, rows, ptoks = self.n_useful, self.rows, self.ptoks
             self.t_useful += k * useful
-            self.t_prefill += k * self.n_prefill
-            self.t_pad += k * self.n_pad
-            self.t_rows += k * self.rows
+            if self.n_prefill:
+                self.t_prefill += k * self.n_prefill
+            if self.n_pad:
+                self.t_pad += k * self.n_pad
+            self.t_rows += k * rows
             n_gap = k * self.n_gap
             if self._pending_gaps:  # first token after a preemption / pause: gap from the last one
                 for r in self._pending_gaps:
@@ -308,27 +328,79 @@ class Sim:
                 self._pending_gaps.clear()
             if n_gap:
                 gw[cost] = gw.get(cost, 0) + n_gap
-            self.kv += k * (self.ptoks + useful)
-            kv = self.kv if kv_hook is None else kv_hook()
+            self.kv = kv = self.kv + k * (ptoks + useful)
+            if kv_hook is not None:
+                kv = kv_hook()
             if kv > self.kv_peak:
                 self.kv_peak = kv
             self.n_runs += 1
-            if self.log_cap is None or len(log["count"]) < self.log_cap:
-                log["count"].append(k)
-                log["start"].append(now)
-                log["rows"].append(self.rows)
-                log["prefill_tokens"].append(self.ptoks)
-                log["cost"].append(cost)
-                log["useful"].append(useful)
-                log["kv_tokens"].append(kv)
+            if log_cap is None or len(l_count) < log_cap:
+                a_count(k)
+                a_start(now)
+                a_rows(rows)
+                a_ptoks(ptoks)
+                a_cost(cost)
+                a_useful(useful)
+                a_kv(kv)
             else:
                 self.log_truncated = True
-            # ---- phase ends
+            # ---- phase ends. The two commonest transitions are inlined (same effect as
+            # _transition, which handles every case): a last prefill chunk followed by decoding,
+            # and a last token with no hold.
+            now = self.now
             while heap and heap[0][0] == passes:
                 t, slot, ver = heappop(heap)
                 r = res[slot]
-                if r is not None and r.ver == ver:
+                if r is None or r.ver != ver:
+                    continue
+                phase = r.phase
+                if r.ghost or r.hold_until > passes or (phase != FINAL and phase != DECODE):
                     self._transition(r)
+                    continue
+                rid = r.rid
+                if phase == FINAL:
+                    if r.out_left <= 1:
+                        self._transition(r)
+                        continue
+                    self.ptoks -= r.pf_left
+                    r.pf_done += r.pf_left
+                    r.pf_left = 0
+                    r.resumed = False
+                    e = emitted[rid]
+                    if e == 0:
+                        first_pass[rid] = passes
+                        first_tick[rid] = now
+                    emitted[rid] = e + 1
+                    last_tick[rid] = now
+                    r.out_left -= 1
+                    r.dec_at = passes
+                    r.phase = DECODE
+                    r.target = t = passes + r.out_left
+                    self._ver += 1
+                    r.ver = ver = self._ver
+                    heappush(heap, (t, slot, ver))
+                    self.n_gap += 1  # still useful, same segment label
+                else:  # DECODE -> done, slot freed at once
+                    k = passes - r.dec_at
+                    emitted[rid] += k
+                    last_tick[rid] = now
+                    r.out_left -= k
+                    self.n_useful -= 1
+                    self.n_gap -= 1
+                    if seg_cap is None or len(segments) < seg_cap:
+                        segments.append((slot, rid, r.label, r.seg_start, passes))
+                    else:
+                        self.seg_truncated = True
+                    self.kv -= r.kv0 + r.pf_done + emitted[rid] - r.emit0
+                    self._ver += 1
+                    r.ver = self._ver
+                    res[slot] = None
+                    heappush(free, slot)
+                    self.n_resident -= 1
+                    self.rows -= 1
+                    done_pass[rid] = passes
+                    done_tick[rid] = now
+                    self.n_done += 1
         return self
 
     # ------------------------------------------------------------ phases

@@ -1,0 +1,85 @@
+"""Benchmarks, measured in one run and printed as ratios (never asserted in unit tests).
+
+1. Event-driven engine vs the article-style step loop (`reference.run_continuous` /
+   `run_static`: one Python iteration per pass, one advance() per resident) on a 10,000-request
+   long-tail trace; both produce the same per-request passes and ticks (checked here too).
+2. One million requests in continuous mode: wall time and peak traced memory of the core run
+   and of the metrics.
+"""
+
+import time
+import tracemalloc
+
+from . import reference
+from .api import run_sim
+from .metrics import compute
+from .scenario import normalize
+from .workload import generate
+
+LONG_TAIL = {"workload": {"requests": 10_000, "seed": 1, "skew": 0.6, "output_mean": 512,
+                          "prompt_mean": 512}, "server": {"slots": 32, "chunk": 512}}
+MILLION = {"scheduler": "continuous",
+           "workload": {"requests": 1_000_000, "seed": 2, "skew": 0.6, "output_mean": 96,
+                        "prompt_mean": 200, "arrival": {"kind": "poisson", "rate": 100.0}},
+           "server": {"slots": 64, "chunk": 512}}
+
+
+def _time(fn):
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
+
+
+def step_loop_vs_engine(raw, scheduler):
+    sc = normalize(dict(raw, scheduler=scheduler))
+    trace = generate(sc["workload"])
+    t = sc["_ticks"]
+    cost = (t["fixed"], t["per_row"], t["per_prefill_token"])
+    te, sim = _time(lambda: run_sim(sc, trace))
+    tr, ref = _time(lambda: reference.RUNNERS[scheduler](*trace, sc["server"]["slots"],
+                                                          sc["server"]["chunk"], cost))
+    same = (sim.passes == ref["passes"] and list(sim.done_tick) == ref["done_tick"]
+            and list(sim.first_pass) == ref["first_pass"])
+    return te, tr, sim, same
+
+
+def million(raw):
+    sc = normalize(raw)
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    trace = generate(sc["workload"])
+    t1 = time.perf_counter()
+    sim = run_sim(sc, trace)
+    t2 = time.perf_counter()
+    m = compute(sim, sc)
+    t3 = time.perf_counter()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return t1 - t0, t2 - t1, t3 - t2, peak, sim, m
+
+
+def main(quick=False):
+    raw = dict(LONG_TAIL)
+    big = dict(MILLION)
+    if quick:
+        raw = {"workload": dict(LONG_TAIL["workload"], requests=2_000), "server": LONG_TAIL["server"]}
+        big = dict(MILLION, workload=dict(MILLION["workload"], requests=100_000))
+    w = raw["workload"]
+    print("1) event-driven engine vs the article-style step loop")
+    print("   trace: %d requests, burst, skew %s, output_mean %d, prompt_mean %d, %d slots, "
+          "chunk %d, article cost" % (w["requests"], w["skew"], w["output_mean"],
+                                      w["prompt_mean"], raw["server"]["slots"],
+                                      raw["server"]["chunk"]))
+    for sched in ("continuous", "static"):
+        te, tr, sim, same = step_loop_vs_engine(raw, sched)
+        print("   %-10s passes %9d  runs %7d  engine %7.3f s  step loop %7.3f s  -> x%.1f  "
+              "(identical results: %s)" % (sched, sim.passes, sim.n_runs, te, tr, tr / te,
+                                           "yes" if same else "NO"))
+    n = big["workload"]["requests"]
+    print("2) %s requests, continuous, poisson %s req/s, %d slots" % (
+        "{:,}".format(n), big["workload"]["arrival"]["rate"], big["server"]["slots"]))
+    tg, ts, tm, peak, sim, m = million(big)
+    print("   generate %.2f s, simulate %.2f s, metrics %.2f s, total %.2f s; peak traced memory "
+          "%.0f MB" % (tg, ts, tm, tg + ts + tm, peak / 1e6))
+    print("   passes %d, runs %d, utilization %.3f, segments kept %d (capped: %s)" % (
+        sim.passes, sim.n_runs, m["utilization"], len(sim.segments), sim.seg_truncated))
