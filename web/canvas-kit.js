@@ -96,7 +96,7 @@ export function fmtPct(x) { return x == null ? '–' : `${(100 * x).toFixed(x >=
 export function fmtTime(ms, unit = 'ms') {
   if (ms == null) return '–';
   if (unit !== 'ms') return `${fmt(ms)} ${unit}`;
-  if (Math.abs(ms) >= 10000) return `${fmt(ms / 1000)} s`;
+  if (Math.abs(ms) >= 1000) return `${fmt(ms / 1000)} s`;
   return `${fmt(ms)} ms`;
 }
 

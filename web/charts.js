@@ -27,7 +27,7 @@ export function lineChart(canvas, spec) {
     let lo = ax.min ?? Math.min(0, ...pts, ...hl);
     let hi = ax.max ?? Math.max(...pts, ...hl, lo + 1e-9);
     if (!(hi > lo)) hi = lo + 1;
-    const ticks = niceTicks(lo, hi * 1.05, 4);
+    const ticks = niceTicks(lo, hi * (ax.max != null ? 1 : 1.05), 4);
     hi = Math.max(hi, ticks[ticks.length - 1]);
     return { lo, hi, ticks, Y: (v) => m.t + ph - ((v - lo) / (hi - lo)) * ph };
   };
@@ -77,8 +77,8 @@ export function lineChart(canvas, spec) {
     const y = Math.round(S.Y(l.y)) + 0.5;
     ctx.strokeStyle = l.color || t.bad; ctx.setLineDash([5, 4]); ctx.lineWidth = 1.2;
     ctx.beginPath(); ctx.moveTo(m.l, y); ctx.lineTo(m.l + pw, y); ctx.stroke(); ctx.setLineDash([]);
-    ctx.font = font(10.5, 600); ctx.fillStyle = l.color || t.bad; ctx.textAlign = 'right'; ctx.textBaseline = 'bottom';
-    ctx.fillText(l.label, m.l + pw - 2, y - 2);
+    ctx.font = font(10.5, 600); ctx.fillStyle = l.color || t.bad; ctx.textAlign = l.align === 'left' ? 'left' : 'right'; ctx.textBaseline = 'bottom';
+    ctx.fillText(l.label, l.align === 'left' ? m.l + 4 : m.l + pw - 2, y - 2);
   }
 
   // Marks (e.g. the chosen setting).
@@ -86,9 +86,9 @@ export function lineChart(canvas, spec) {
     const x = Math.round(X(mk.x)) + 0.5;
     ctx.strokeStyle = mk.color || t.ink; ctx.lineWidth = 1; ctx.setLineDash([2, 3]);
     ctx.beginPath(); ctx.moveTo(x, m.t); ctx.lineTo(x, m.t + ph); ctx.stroke(); ctx.setLineDash([]);
-    ctx.font = font(10.5, 600); ctx.fillStyle = mk.color || t.ink; ctx.textBaseline = 'top';
-    ctx.textAlign = x > m.l + pw * 0.7 ? 'right' : 'left';
-    ctx.fillText(mk.label, x + (ctx.textAlign === 'left' ? 4 : -4), m.t + 2);
+    ctx.font = font(10.5, 600); ctx.fillStyle = mk.color || t.ink; ctx.textBaseline = 'bottom';
+    ctx.textAlign = x > m.l + pw * 0.6 ? 'right' : 'left';
+    ctx.fillText(mk.label, x + (ctx.textAlign === 'left' ? 4 : -4), m.t + ph - (mk.row || 0) * 14 - 3);
   }
 
   // Series.
@@ -96,14 +96,24 @@ export function lineChart(canvas, spec) {
     const S = (s.axis || 'y') === 'y2' ? sy2 : sy;
     const pts = s.points.filter((p) => p[1] != null).sort((a, b) => a[0] - b[0]);
     ctx.strokeStyle = s.color; ctx.fillStyle = s.color; ctx.lineWidth = 2.2; ctx.setLineDash(s.dash || []);
+    // Values above an explicit axis max are drawn on the top edge as ▲ (off the scale).
+    const Yc = (y) => S.Y(Math.min(y, S.hi));
+    ctx.save();
+    ctx.beginPath(); ctx.rect(m.l, m.t - 6, pw, ph + 6); ctx.clip();
     ctx.beginPath();
-    pts.forEach(([x, y], i) => (i ? ctx.lineTo(X(x), S.Y(y)) : ctx.moveTo(X(x), S.Y(y))));
+    pts.forEach(([x, y], i) => (i ? ctx.lineTo(X(x), Yc(y)) : ctx.moveTo(X(x), Yc(y))));
     ctx.stroke(); ctx.setLineDash([]);
-    for (const [x, y] of pts) { ctx.beginPath(); ctx.arc(X(x), S.Y(y), s.highlight === x ? 5 : 3, 0, 2 * Math.PI); ctx.fill(); }
+    ctx.restore();
+    for (const [x, y] of pts) {
+      ctx.beginPath();
+      if (y > S.hi) { const px = X(x), py = S.Y(S.hi); ctx.moveTo(px, py - 6); ctx.lineTo(px - 5, py + 3); ctx.lineTo(px + 5, py + 3); ctx.closePath(); }
+      else ctx.arc(X(x), S.Y(y), s.highlight === x ? 5 : 3, 0, 2 * Math.PI);
+      ctx.fill();
+    }
     for (const [x, y, label] of pts) {
       if (!label) continue;
       ctx.font = font(10.5, 600); ctx.textAlign = 'center'; ctx.textBaseline = 'bottom';
-      ctx.fillText(label, X(x), S.Y(y) - 6);
+      ctx.fillText(label, X(x), Yc(y) - 7);
     }
   }
 

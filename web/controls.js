@@ -14,6 +14,16 @@ const SLIDERS = {
   chunk: { min: 16, max: 4096, step: 16 },
 };
 
+// One-line hints for the fields whose meaning is not obvious from the label (the schema's full
+// description is the label's tooltip).
+const HINTS = {
+  skew: '0 = every request the same length; higher = long tail.',
+  slots: 'Sequences that share one forward pass.',
+  chunk: 'Prompt tokens a sequence prefills per pass.',
+  arrival: 'burst = all at t = 0.',
+  kv_tokens: 'Empty = unlimited.',
+};
+
 function el(tag, attrs = {}, ...kids) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
@@ -61,7 +71,7 @@ export function buildControls(container, fields, { onValue }) {
       slider = el('input', { type: 'range', min: s.min, max: s.max, step: s.step, 'aria-label': `${f.label} slider`, tabindex: '-1' });
       row.append(slider);
     }
-    row.append(el('p', { class: 'hint', id: `${id}-hint`, text: f.description.replace(/\s*\(.*$/, '') }));
+    row.append(el('p', { class: 'hint', id: `${id}-hint`, text: HINTS[f.name] || '' }));
     const err = el('p', { class: 'error', id: `${id}-err`, role: 'alert', 'data-error-for': f.name });
     row.append(err);
     groups.get(f.group).append(row);

@@ -47,6 +47,7 @@ function applyEarlyView() {
 
 async function boot() {
   const src = app.source;
+  src.onPending = (n) => { if (n) root.dataset.pending = String(n); else delete root.dataset.pending; };
   const snap = src.loadSnapshot();
   src.start(onStatus);
   await snap;
@@ -76,7 +77,8 @@ async function boot() {
 
   src.readyPromise.then(async () => {
     performance.mark('cbx:engine-ready');
-    await recompute();
+    // Re-run in the page what the snapshot answered, so "ready" means the engine's own numbers.
+    if (!app.cmp || app.cmpFromSnapshot) await recompute();
     root.dataset.state = 'ready';
     startSideWork();
     if (app.view.embed === 'check') runCheck();
@@ -84,12 +86,15 @@ async function boot() {
 }
 
 function fatal(err) {
-  console.warn(err);
+  // A bug in the page itself: say so loudly (console + status line) and keep that text.
+  console.error(err);
+  app.fatal = `The page could not start: ${err?.detail?.message || err?.message || err}`;
   root.dataset.state = 'failed';
-  $('engine-status-text').textContent = `Could not start: ${err?.detail?.message || err?.message || err}`;
+  $('engine-status-text').textContent = app.fatal;
 }
 
 function onStatus(s) {
+  if (app.fatal) return;
   const text = {
     download: 'Downloading the Python runtime',
     start: 'Starting Python',
@@ -169,14 +174,14 @@ async function recompute() {
   const scenario = S.scenarioFrom(app.fields, app.values);
   const req = S.compareRequest(scenario, app.view.vllm);
   root.dataset.busy = '1';
-  if (!app.source.live && !app.source.hasSnapshot(req.method, req.params)) {
-    $('timeline-wait').hidden = false;
-  }
+  const fromSnapshot = !app.source.live && app.source.hasSnapshot(req.method, req.params);
+  if (!app.source.live && !fromSnapshot) $('timeline-wait').hidden = false;
   try {
     const cmp = await app.source.call(req.method, req.params);
     if (my !== gen) return;
     app.req = req;
     app.cmp = cmp;
+    app.cmpFromSnapshot = fromSnapshot;
     $('form-message').textContent = '';
     renderMain();
   } catch (err) {
@@ -191,7 +196,9 @@ async function recompute() {
 function renderMain() {
   const cmp = app.cmp, scheds = schedulers().filter((s) => cmp[s]);
   renderHeadline(cmp);
+  const t0 = performance.now();
   renderTimelines();
+  performance.measure('cbx:draw', { start: t0, end: performance.now() });
   renderCards($('metric-cards'), cmp, scheds);
   app.drawn++;
   root.dataset.drawn = String(app.drawn);
@@ -238,7 +245,6 @@ function ensureLanes() {
     app.lanes.set(s, lane);
     nodes.push(wrap);
   }
-  nodes.push(el('p', { class: 'muted wait', id: 'timeline-wait', hidden: true, text: 'Simulating this scenario needs the engine; it is still loading…' }));
   $('timelines').replaceChildren(...nodes);
 }
 
@@ -427,13 +433,15 @@ function startSideWork() {
   const my = ++sideGen;
   clearTimeout(app.sideTimer);
   // Let the main view settle first; a new change cancels this whole chain.
+  root.dataset.sweeping = '1';
   app.sideTimer = setTimeout(async () => {
     await runStall(my);
     await runSkewSweep(my);
     await runSlotsSweep(my);
+    if (my === sideGen) delete root.dataset.sweeping;
   }, app.source.live ? 120 : 0);
 }
-function cancelSweeps() { sideGen++; for (const k of ['skew', 'slots']) sweepUI(k, null); }
+function cancelSweeps() { sideGen++; delete root.dataset.sweeping; for (const k of ['skew', 'slots']) sweepUI(k, null); }
 
 function sweepUI(kind, state) {
   const prog = $(`${kind}-progress`), status = $(`${kind}-status`), cancel = $(`${kind}-cancel`);
@@ -484,7 +492,7 @@ function drawSkew() {
       { name: 'in passes', color: '#E69F00', dash: [4, 3], points: pts.map((p) => [p[0], p[2]]) },
     ],
     hlines: [{ y: 1, label: '×1: no gain', color: t.muted }],
-    marks: cur != null ? [{ x: Math.min(0.9, cur), label: `this scenario (skew ${cur})`, color: t.ink }] : [],
+    marks: cur != null ? [{ x: Math.min(0.9, cur), label: `this scenario: skew ${cur}`, color: t.ink, row: 1 }] : [],
     pending: SKEWS.filter((x) => !pts.some((p) => p[0] === x)),
   });
 }
@@ -506,6 +514,15 @@ async function runSlotsSweep(my) {
   });
 }
 
+/** Keep the SLO line readable: a queue-bound TTFT at 1 slot can be 100× the SLO. */
+function ttftAxisMax(values, slo) {
+  const v = values.filter((x) => x != null);
+  if (!v.length) return undefined;
+  const top = Math.max(...v);
+  const cap = Math.max(4 * slo, 1.2 * Math.min(...v));
+  return top > cap ? cap : undefined;
+}
+
 function drawSlots() {
   const pts = app.sweeps.slots, t = theme();
   const slo = app.values.ttft_ms;
@@ -517,12 +534,12 @@ function drawSlots() {
     height: 240,
     x: { label: 'slots (max_num_seqs)', min: 1, max: SLOTS[SLOTS.length - 1], log2: true, ticks: SLOTS, fmt: String },
     y: { label: 'throughput (tok/s)', min: 0, color: t.accent },
-    y2: { label: `p95 TTFT (${unit})`, min: 0, color: ttftColor },
+    y2: { label: `p95 TTFT (${unit})`, min: 0, color: ttftColor, max: ttftAxisMax(pts.map((p) => p[2]), slo) },
     series: [
       { name: 'throughput', color: t.accent, points: pts.map((p) => [p[0], p[1]]), highlight: app.values.slots },
       { name: 'p95 TTFT', color: ttftColor, axis: 'y2', points: pts.map((p) => [p[0], p[2]]), highlight: app.values.slots },
     ],
-    hlines: [{ y: slo, axis: 'y2', label: `TTFT SLO ${fmtTime(slo, unit)}`, color: t.bad }],
+    hlines: [{ y: slo, axis: 'y2', label: `TTFT SLO ${fmtTime(slo, unit)}`, color: t.bad, align: 'left' }],
     marks: best != null ? [{ x: best, label: `largest that meets the SLO: ${best}`, color: t.good }] : [],
     pending: SLOTS.filter((x) => !pts.some((p) => p[0] === x)),
   });

@@ -10,6 +10,8 @@ export class Source {
     this.client = null;
     this.live = false;
     this.failed = null;
+    this.pending = 0;          // engine calls in flight (the worker answers them in order)
+    this.onPending = null;
     this.readyPromise = new Promise((res, rej) => { this._ready = res; this._fail = rej; });
     this.readyPromise.catch(() => {});
   }
@@ -47,8 +49,15 @@ export class Source {
       const resp = this.snapshot.get(canonical({ method, params }));
       if (resp) return unwrap(resp);
     }
-    if (!this.live) await this.readyPromise;
-    return this.client.call(method, params);
+    this.pending++;
+    this.onPending?.(this.pending);
+    try {
+      if (!this.live) await this.readyPromise;
+      return await this.client.call(method, params);
+    } finally {
+      this.pending--;
+      this.onPending?.(this.pending);
+    }
   }
 }
 

@@ -138,7 +138,7 @@ export function draw(canvas, result, view) {
     const x = X(tk);
     ctx.beginPath(); ctx.moveTo(x + 0.5, rowsH); ctx.lineTo(x + 0.5, rowsH + 3); ctx.stroke();
     ctx.textAlign = tk === 0 ? 'left' : 'center';
-    if (x < w - 20) ctx.fillText(fmt(tk), x, rowsH + 4);
+    if (x < w - 60) ctx.fillText(fmt(tk), x, rowsH + 4);
   }
   ctx.textAlign = 'right';
   ctx.fillText('pass →', w - 2, rowsH + 4);

@@ -1,0 +1,111 @@
+"""Page benchmark in headless Chromium: load milestones and control-change → redrawn-timeline latency.
+
+    python3 bench/page.py                 # builds dist/ (build.py), serves it, measures
+    python3 bench/page.py --url URL       # measure an already served site
+    python3 bench/page.py --changes 30    # more samples per scenario
+
+Prints, from one run:
+  navigation → first timeline drawn (the build-time snapshot), → engine ready (Pyodide + py_engine),
+  and p50 / p95 of "control change → timeline redrawn" for the default scenario and for a
+  10,000-request scenario. The latency is the page's own performance.measure("cbx:redraw"):
+  from the input event to the end of the redraw, so it includes the engine call in the worker,
+  the result's trip back and the drawing; "draw" is the drawing alone.
+"""
+
+import argparse
+import statistics
+import sys
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def serve_dist():
+    import build  # the project's build.py
+    dist = build.build()
+    server = build.make_server(dist, 0, quiet=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}/", server
+
+
+def pct(values, q):
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, round(q / 100 * (len(s) - 1))))]
+
+
+def change_slots(page, value):
+    """Type a new slots value the way a user does (input + change) and wait for the redraw."""
+    before = int(page.get_attribute("html", "data-drawn") or 0)
+    page.evaluate("""v => { const i = document.getElementById('ctl-slots');
+        i.value = String(v); i.dispatchEvent(new Event('change', {bubbles: true})); }""", value)
+    page.wait_for_selector(f'html[data-drawn="{before + 1}"]:not([data-busy])', state="attached",
+                           timeout=120000)
+
+
+def settle(page):
+    """Cancel the sweeps the last change started and wait until the worker has nothing in flight,
+    so each sample is one control change on an idle engine (sweeps are measured separately)."""
+    page.evaluate("document.getElementById('skew-cancel').click()")
+    page.wait_for_selector("html:not([data-pending]):not([data-busy])", state="attached", timeout=300000)
+
+
+def measure_changes(page, n, values):
+    page.evaluate("performance.clearMeasures()")
+    for i in range(n):
+        change_slots(page, values[i % len(values)])
+        settle(page)
+    redraw = page.evaluate("performance.getEntriesByName('cbx:redraw').map(e => e.duration)")
+    draw = page.evaluate("performance.getEntriesByName('cbx:draw').map(e => e.duration)")
+    return redraw, draw
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--url", help="site to measure (default: build and serve dist/)")
+    ap.add_argument("--changes", type=int, default=20, help="control changes per scenario")
+    ap.add_argument("--big", type=int, default=10000, help="requests in the big scenario")
+    a = ap.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+
+    url, server = (a.url, None) if a.url else serve_dist()
+    rows = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(url)
+        page.wait_for_selector("html[data-state=ready]", state="attached", timeout=180000)
+        marks = page.evaluate("""() => Object.fromEntries(['cbx:first-timeline', 'cbx:engine-ready']
+            .map(n => [n, (performance.getEntriesByName(n)[0] || {}).startTime]))""")
+        settle(page)
+        redraw, draw = measure_changes(page, a.changes, [9, 8])
+        rows.append(("default (64 requests)", redraw, draw))
+
+        page.goto(f"{url}?requests={a.big}")
+        page.wait_for_selector("html[data-state=ready]:not([data-busy])", state="attached", timeout=300000)
+        settle(page)
+        n_big = max(5, a.changes // 2)
+        redraw_b, draw_b = measure_changes(page, n_big, [9, 8])
+        rows.append((f"{a.big:,} requests", redraw_b, draw_b))
+        browser.close()
+    if server:
+        server.shutdown()
+
+    print(f"site: {url}")
+    print(f"navigation -> first timeline drawn : {marks['cbx:first-timeline']:8.0f} ms")
+    print(f"navigation -> engine ready         : {marks['cbx:engine-ready']:8.0f} ms")
+    print("control change -> redrawn timeline (ms; target for the default: well under 100)")
+    print(f"  {'scenario':24s} {'n':>3s} {'p50':>8s} {'p95':>8s} {'draw p50':>9s} {'draw p95':>9s}")
+    for name, r, d in rows:
+        print(f"  {name:24s} {len(r):3d} {pct(r, 50):8.1f} {pct(r, 95):8.1f} "
+              f"{pct(d, 50):9.2f} {pct(d, 95):9.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
