@@ -441,9 +441,87 @@ def test(pytest_args: list[str]) -> int:
     return rc
 
 
+# --- measuring the served page ------------------------------------------------------------------
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+# Timestamps every change of the page's status line (init scripts are not subject to the CSP).
+_STATUS_RECORDER = """
+window.__cbxStatus = [];
+new MutationObserver(() => {
+  const el = document.getElementById('engine-status-text');
+  if (el) window.__cbxStatus.push([performance.now(), el.textContent]);
+}).observe(document, {subtree: true, childList: true, characterData: true});
+"""
+
+
+def measure_page(runs: int) -> None:
+    """Runs in the venv (needs playwright): cold loads of dist/ in headless Chromium, then one warm
+    reload; prints navigation -> snapshot drawn / engine ready and the bytes served."""
+    import statistics
+    import threading
+    from playwright.sync_api import sync_playwright
+
+    server = make_server(DIST, 0, quiet=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    rows = []
+
+    def load(page):
+        requests = []
+        page.on("requestfinished", lambda r: requests.append(r))
+        page.goto(url)
+        page.wait_for_selector('html[data-state="ready"], html[data-state="failed"]',
+                               state="attached", timeout=180_000)
+        state = page.evaluate("() => document.documentElement.dataset.state")
+        marks = page.evaluate("() => Object.fromEntries(performance.getEntriesByType('mark')"
+                              ".map(m => [m.name, m.startTime]))")
+        ready_at = page.evaluate("() => performance.now()")
+        body = sum(max(r.sizes()["responseBodySize"], 0) for r in requests)
+        revalidated = sum(1 for r in requests if r.response() and r.response().status == 304)
+        stages = page.evaluate("() => window.__cbxStatus")
+        return state, marks, ready_at, body, len(requests), revalidated, stages
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        for i in range(runs):
+            ctx = browser.new_context()
+            page = ctx.new_page()
+            page.add_init_script(_STATUS_RECORDER)
+            state, marks, ready_at, body, n, reval, stages = load(page)
+            snap = marks.get("cbx:first-timeline")
+            ready = marks.get("cbx:engine-ready", ready_at)
+            rows.append((snap, ready, body))
+            print(f"cold load {i + 1}: state={state}  navigation -> snapshot drawn {snap:.0f} ms, "
+                  f"-> engine ready {ready:.0f} ms;  {n} requests, {body / 1e6:.2f} MB served")
+            seen = []
+            for t, text in stages:
+                stage = text.split(" ")[0:3]
+                if not seen or seen[-1][1] != stage:
+                    seen.append((t, stage))
+            print("    status line: " + " | ".join(f"{t:.0f} ms {' '.join(s)}" for t, s in seen))
+            if i == runs - 1:
+                page2 = ctx.new_page()
+                state, marks, ready_at, body, n, reval, _ = load(page2)
+                print(f"warm reload: state={state}  -> snapshot drawn "
+                      f"{marks.get('cbx:first-timeline', float('nan')):.0f} ms, -> engine ready "
+                      f"{marks.get('cbx:engine-ready', ready_at):.0f} ms;  {n} requests "
+                      f"({reval} revalidated, 304), {body / 1e6:.2f} MB served")
+            ctx.close()
+        browser.close()
+    server.shutdown()
+    med = [statistics.median(c) for c in zip(*rows)]
+    print(f"median of {runs} cold loads: snapshot drawn {med[0]:.0f} ms, engine ready {med[1]:.0f} ms, "
+          f"{med[2] / 1e6:.2f} MB served")
+
+
 # --- command line ----------------------------------------------------------------------------------
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["_measure"]:  # internal: runs inside the venv, called by `measure`
+        measure_page(int(argv[1]))
+        return 0
     if argv[:1] == ["_snapshot"]:  # internal: runs inside the venv, called by run_snapshot()
         try:
             write_snapshot(json.loads(Path(argv[1]).read_text()), Path(argv[2]))
@@ -459,12 +537,19 @@ def main(argv: list[str]) -> int:
     sp = sub.add_parser("serve", help="build, then serve dist/ on 127.0.0.1")
     sp.add_argument("--port", type=int, default=8000, help="port (0 = any free port; default 8000)")
     sp.add_argument("--no-build", action="store_true", help="serve the existing dist/")
+    mp = sub.add_parser("measure", help="build, then time cold loads in headless Chromium")
+    mp.add_argument("--runs", type=int, default=3)
     tp = sub.add_parser("test", help="venv + Chromium + build + the whole pytest suite")
     tp.add_argument("pytest_args", nargs=argparse.REMAINDER, help="passed to pytest (default: tests)")
     args = ap.parse_args(argv)
     try:
         if args.command == "test":
             return test(args.pytest_args)
+        if args.command == "measure":
+            py = ensure_venv(BUILD_REQUIREMENTS + TEST_REQUIREMENTS)
+            ensure_chromium()
+            build()
+            return subprocess.call([str(py), str(ROOT / "build.py"), "_measure", str(args.runs)])
         if not (args.command == "serve" and args.no_build):
             build(pyodide_cdn=args.pyodide_cdn)
         if args.command == "serve":

@@ -83,6 +83,32 @@ async function fetchVerified(url, name, sha256, onBytes) {
   return bytes;
 }
 
+// Files downloaded and verified in the download stage, by absolute URL. Pyodide's own fetch()es of
+// them are answered from here: no second download (Chromium does not cache a 10 MB .wasm in every
+// profile) and no gap between checking a file and using it.
+const verified = new Map();
+const networkFetch = self.fetch.bind(self);
+
+function hexToBase64(hex) {
+  return btoa(String.fromCharCode(...hex.match(/../g).map((h) => parseInt(h, 16))));
+}
+
+self.fetch = (input, init = {}) => {
+  const url = new URL(input instanceof Request ? input.url : String(input), SITE).href;
+  const hit = verified.get(url);
+  if (!hit) return networkFetch(input, init);
+  // Keep Subresource Integrity semantics for requests that carry it (loadPackage does).
+  if (init.integrity) {
+    const m = /^sha256-(\S+)$/.exec(init.integrity.trim());
+    if (!m) return networkFetch(input, init);
+    if (m[1] !== hexToBase64(hit.sha256)) {
+      return Promise.reject(new TypeError(`Failed to fetch '${url}': integrity mismatch (sha256)`));
+    }
+  }
+  const type = url.endsWith(".wasm") ? "application/wasm" : "application/octet-stream";
+  return Promise.resolve(new Response(hit.bytes, { status: 200, headers: { "Content-Type": type } }));
+};
+
 async function boot() {
   if (typeof WebAssembly !== "object") throw new Error("this browser has no WebAssembly");
   if (!crypto.subtle) throw new Error("integrity checks need a secure context (https or localhost)");
@@ -101,7 +127,7 @@ async function boot() {
 
   // Download stage: every runtime file, numpy and the engine wheel, in parallel, each verified
   // against the manifest. This catches a missing or broken .wasm up front (Pyodide itself can hang
-  // on one), and leaves the files in the HTTP cache for Pyodide's own requests.
+  // on one); Pyodide then gets the verified bytes through the fetch() wrapper above.
   const numpy = py.packages.numpy;
   const items = [
     ...Object.entries(py.runtime).map(([f, v]) => ({ url: indexURL + f, name: `pyodide/${f}`, ...v })),
@@ -116,6 +142,7 @@ async function boot() {
     status("download", Math.min(received / total, 1), `${(received / 1e6).toFixed(1)} of ${(total / 1e6).toFixed(1)} MB`);
   };
   const blobs = await Promise.all(items.map((it) => fetchVerified(it.url, it.name, it.sha256, progress)));
+  items.forEach((it, i) => verified.set(new URL(it.url).href, { bytes: blobs[i], sha256: it.sha256 }));
   const engineWheel = blobs[blobs.length - 1];
 
   status("start", 0, `Python ${py.python} (Pyodide ${py.version})`);
@@ -137,6 +164,7 @@ async function boot() {
   pyodide.unpackArchive(engineWheel, "wheel", { extractDir: SITE_PACKAGES });
   pyodide.runPython("import importlib; importlib.invalidate_caches()");
   pyodide.runPython(SHIM);
+  verified.clear(); // ~17 MB we no longer need
   const call = pyodide.globals.get("_cbx_call");
   // Prove the round trip before announcing ready.
   const probe = JSON.parse(call(JSON.stringify({ method: "schema", params: {} })));
