@@ -516,11 +516,34 @@ def measure_page(runs: int) -> None:
           f"{med[2] / 1e6:.2f} MB served")
 
 
+def take_screenshot(out: Path) -> None:
+    """Runs in the venv: the built page, live engine, default scenario, as a small PNG for the README."""
+    import threading
+    from playwright.sync_api import sync_playwright
+
+    server = make_server(DIST, 0, quiet=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1200, "height": 760}, device_scale_factor=1)
+        page.goto(f"http://127.0.0.1:{server.server_address[1]}/?theme=light")
+        page.wait_for_selector('html[data-state="ready"]:not([data-pending]):not([data-sweeping])',
+                               state="attached", timeout=180_000)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(out))
+        browser.close()
+    server.shutdown()
+    print(f"wrote {out} ({out.stat().st_size / 1e3:.0f} kB)")
+
+
 # --- command line ----------------------------------------------------------------------------------
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["_measure"]:  # internal: runs inside the venv, called by `measure`
         measure_page(int(argv[1]))
+        return 0
+    if argv[:1] == ["_screenshot"]:  # internal: runs inside the venv, called by `screenshot`
+        take_screenshot(Path(argv[1]))
         return 0
     if argv[:1] == ["_snapshot"]:  # internal: runs inside the venv, called by run_snapshot()
         try:
@@ -539,17 +562,19 @@ def main(argv: list[str]) -> int:
     sp.add_argument("--no-build", action="store_true", help="serve the existing dist/")
     mp = sub.add_parser("measure", help="build, then time cold loads in headless Chromium")
     mp.add_argument("--runs", type=int, default=3)
+    sub.add_parser("screenshot", help="build, then write web/img/screenshot.png (for the README)")
     tp = sub.add_parser("test", help="venv + Chromium + build + the whole pytest suite")
     tp.add_argument("pytest_args", nargs=argparse.REMAINDER, help="passed to pytest (default: tests)")
     args = ap.parse_args(argv)
     try:
         if args.command == "test":
             return test(args.pytest_args)
-        if args.command == "measure":
+        if args.command in ("measure", "screenshot"):
             py = ensure_venv(BUILD_REQUIREMENTS + TEST_REQUIREMENTS)
             ensure_chromium()
             build()
-            return subprocess.call([str(py), str(ROOT / "build.py"), "_measure", str(args.runs)])
+            extra = str(args.runs) if args.command == "measure" else str(WEB / "img" / "screenshot.png")
+            return subprocess.call([str(py), str(ROOT / "build.py"), f"_{args.command}", extra])
         if not (args.command == "serve" and args.no_build):
             build(pyodide_cdn=args.pyodide_cdn)
         if args.command == "serve":
