@@ -64,8 +64,17 @@ export function renderCards(container, cmp, scheds) {
   cards.push(card('End-to-end latency', 'Arrival to last token, per request.', table(cmp, scheds, pct('e2e'), time)));
   cards.push(card('Goodput', `Requests per second that meet both SLOs (TTFT ≤ ${fmtTime(slo.ttft_ms, unit)}, TBT ≤ ${fmtTime(slo.tbt_ms, unit)}).`,
     table(cmp, scheds, [{ label: 'req/s', path: 'goodput_rps', cls: 'big' }, { label: 'meet SLO', path: 'slo_attainment', format: fmtPct }], fmt)));
-  cards.push(card('KV cache', 'Most KV tokens resident at once, and requests evicted because the KV budget ran out.',
-    table(cmp, scheds, [{ label: 'KV peak (tokens)', path: 'kv_peak_tokens' }, { label: 'preemptions', path: 'preemptions' }], fmt)));
+  const kvCard = card('KV cache', 'Most KV tokens resident at once, and requests evicted because the KV budget ran out.',
+    table(cmp, scheds, [{ label: 'KV peak (tokens)', path: 'kv_peak_tokens' }, { label: 'preemptions', path: 'preemptions' }], fmt));
+  const vm = cmp.vllm?.metrics;
+  if (vm && vm.recomputed_tokens != null) {
+    kvCard.append(el('p', { class: 'what' }, document.createTextNode('vLLM-style: '),
+      el('span', { 'data-metric': 'vllm.recomputed_tokens', 'data-value': String(vm.recomputed_tokens), text: fmt(vm.recomputed_tokens) }),
+      document.createTextNode(' prompt tokens recomputed after preemption; swap traffic '),
+      el('span', { 'data-metric': 'vllm.swap_ms', 'data-value': String(vm.swap_ms), text: fmtTime(vm.swap_ms, unit) }),
+      document.createTextNode('.')));
+  }
+  cards.push(kvCard);
 
   container.replaceChildren(...cards);
 }

@@ -96,9 +96,10 @@ export function buildControls(container, fields, { onValue }) {
     slider?.addEventListener('input', () => { input.value = slider.value; commit(true); });
   }
 
-  function setError(name, msg) {
+  function setError(name, msg, source = 'client') {
     const r = rows.get(name);
     if (!r) return false;
+    r.source = msg ? source : null;
     r.err.textContent = msg || '';
     r.row.classList.toggle('invalid', !!msg);
     r.input.setAttribute('aria-invalid', msg ? 'true' : 'false');
@@ -117,12 +118,14 @@ export function buildControls(container, fields, { onValue }) {
     },
     setError,
     clearErrors() { for (const name of rows.keys()) setError(name, ''); },
+    /** After a successful run, messages the engine gave for an earlier attempt no longer apply. */
+    clearEngineErrors() { for (const [name, r] of rows) if (r.source === 'engine') setError(name, ''); },
     /** Put an engine ScenarioError beside the control its dotted field path belongs to. */
     showEngineError(detail) {
       const path = detail?.field || '';
       const match = fields.filter((f) => path === f.path || path.startsWith(`${f.path}.`) || f.path.startsWith(`${path}.`))
         .sort((a, b) => b.path.length - a.path.length)[0];
-      if (match && setError(match.name, detail.message)) return match.name;
+      if (match && setError(match.name, detail.message, 'engine')) return match.name;
       return null;
     },
   };

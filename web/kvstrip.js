@@ -4,8 +4,33 @@
 import { setupCanvas, theme, font, fmt } from './canvas-kit.js';
 import { GUTTER } from './timeline.js';
 
+const preCache = new WeakMap();
+/**
+ * Passes at which a request was preempted, read from the segments: a preempted request's
+ * residence breaks off and later restarts, so every gap between two of its segments ends a stay.
+ */
+export function preemptionPasses(result) {
+  let out = preCache.get(result);
+  if (out) return out;
+  const victims = new Set((result.requests || []).filter((r) => r.preemptions > 0).map((r) => r.id));
+  const byReq = new Map();
+  for (const [slot, rid, , first, last] of result.segments || []) {
+    if (!victims.has(rid)) continue;
+    if (!byReq.has(rid)) byReq.set(rid, []);
+    byReq.get(rid).push([first, last, slot]);
+  }
+  out = [];
+  for (const segs of byReq.values()) {
+    segs.sort((a, b) => a[0] - b[0]);
+    for (let i = 1; i < segs.length; i++) if (segs[i][0] > segs[i - 1][1] + 1 || segs[i][2] !== segs[i - 1][2]) out.push(segs[i - 1][1]);
+  }
+  out.sort((a, b) => a - b);
+  preCache.set(result, out);
+  return out;
+}
+
 export function drawKV(canvas, result, view) {
-  const H = view.lecture ? 70 : 48;
+  const H = view.lecture ? 80 : 56;
   const { ctx, w } = setupCanvas(canvas, H);
   const t = theme();
   const log = result.passes_log || {};
@@ -36,15 +61,14 @@ export function drawKV(canvas, result, view) {
     ctx.beginPath(); ctx.moveTo(GUTTER, Math.round(Y(budget)) + 0.5); ctx.lineTo(GUTTER + plotW, Math.round(Y(budget)) + 0.5); ctx.stroke();
     ctx.setLineDash([]);
   }
-  // Preemption marks, when the log carries a per-run count.
-  const pre = log.preemptions;
-  if (pre) {
-    ctx.fillStyle = t.bad;
-    let q = 0;
-    for (let i = 0; i < count.length; i++) {
-      q += count[i];
-      if (pre[i] > 0) { const x = X(q); ctx.beginPath(); ctx.moveTo(x, top + ph); ctx.lineTo(x - 3, top + ph + 6); ctx.lineTo(x + 3, top + ph + 6); ctx.fill(); }
-    }
+  // Preemption marks: ▲ under the pass after which a request lost its slot.
+  ctx.fillStyle = t.bad;
+  let lastPx = -Infinity;
+  for (const q of preemptionPasses(result)) {
+    const x = X(q);
+    if (x - lastPx < 2) continue;       // pixel-bounded
+    lastPx = x;
+    ctx.beginPath(); ctx.moveTo(x, top + ph - 4); ctx.lineTo(x - 4, top + ph + 5); ctx.lineTo(x + 4, top + ph + 5); ctx.fill();
   }
   const ph2 = Math.min(passMax, view.playhead ?? passMax);
   if (ph2 < passMax) {
@@ -53,8 +77,15 @@ export function drawKV(canvas, result, view) {
   }
   ctx.font = font(10); ctx.fillStyle = t.muted; ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
   ctx.fillText('KV', GUTTER - 6, top + ph / 2);
-  ctx.textAlign = 'left'; ctx.textBaseline = 'top';
-  const label = `KV in use (peak ${fmt(result.metrics?.kv_peak_tokens)} tokens${budget != null ? ` of ${fmt(budget)}` : ', no budget set'}) · preemptions ${fmt(result.metrics?.preemptions)}`;
-  ctx.fillStyle = t.ink;
-  ctx.fillText(label, GUTTER + 4, top + 1);
+  // Label in the empty space right of the run when there is room, else over a backing box.
+  const label = `KV in use: peak ${fmt(result.metrics?.kv_peak_tokens)}${budget != null ? ` of ${fmt(budget)}` : ' (no budget set)'} tokens · ▲ ${fmt(result.metrics?.preemptions)} preemptions`;
+  ctx.font = font(11); ctx.textBaseline = 'middle';
+  const tw = ctx.measureText(label).width, runEnd = X(p);
+  let lx = runEnd + 8;
+  if (lx + tw > w - 4) {
+    lx = GUTTER + 4;
+    ctx.fillStyle = t.panel; ctx.globalAlpha = 0.85; ctx.fillRect(lx - 2, top + 1, tw + 4, 14); ctx.globalAlpha = 1;
+  }
+  ctx.textAlign = 'left'; ctx.fillStyle = t.ink;
+  ctx.fillText(label, lx, lx > runEnd ? top + ph / 2 : top + 8);
 }

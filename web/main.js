@@ -68,6 +68,8 @@ async function boot() {
   const viewMsgs = [];
   for (const [name, msg] of Object.entries(errors)) if (!app.ctl.setError(name, msg)) viewMsgs.push(msg);
   $('form-message').textContent = viewMsgs.join(' · ');
+  app.viewErrors = viewMsgs.length > 0;   // link problems stay visible until the user acts
+  $('embed-open').href = openHref();
   buildPresetButtons();
   wireUI();
 
@@ -133,7 +135,15 @@ function changed({ sweeps = true } = {}) {
 function writeURL() {
   const v = { ...app.view, pass: app.pass };
   history.replaceState(null, '', `${location.pathname}${S.toQuery(app.fields, app.presets, app.values, v)}`);
-  $('embed-open').href = location.href.replace(/([?&])embed=[^&]*&?/, '$1').replace(/[?&]$/, '');
+  app.viewErrors = false;
+  $('embed-open').href = openHref();
+}
+
+/** The full explorer for the current view (what an embedded figure links to). */
+function openHref() {
+  const u = new URL(location.href);
+  u.searchParams.delete('embed');
+  return u.href;
 }
 
 function applyPreset(name) {
@@ -175,21 +185,33 @@ async function recompute() {
   const req = S.compareRequest(scenario, app.view.vllm);
   root.dataset.busy = '1';
   const fromSnapshot = !app.source.live && app.source.hasSnapshot(req.method, req.params);
-  if (!app.source.live && !fromSnapshot) $('timeline-wait').hidden = false;
+  let failNote = null;
+  if (!app.source.live && !fromSnapshot) {
+    $('timeline-wait').textContent = 'Simulating this scenario in your browser… (the engine answers as soon as it has loaded)';
+    $('timeline-wait').classList.remove('bad');
+    $('timeline-wait').hidden = false;
+  }
   try {
     const cmp = await app.source.call(req.method, req.params);
     if (my !== gen) return;
     app.req = req;
     app.cmp = cmp;
     app.cmpFromSnapshot = fromSnapshot;
-    $('form-message').textContent = '';
+    app.ctl.clearEngineErrors();
+    if (!app.viewErrors) $('form-message').textContent = '';
     renderMain();
   } catch (err) {
     if (my !== gen) return;
     const d = err.detail || { message: err.message };
     if (!(d.type === 'ScenarioError' && app.ctl.showEngineError(d))) $('form-message').textContent = d.message;
+    failNote = `Not simulated: ${d.message}${app.cmp ? ' — still showing the last good result.' : ''}`;
   } finally {
-    if (my === gen) { delete root.dataset.busy; $('timeline-wait').hidden = true; }
+    if (my === gen) {
+      delete root.dataset.busy;
+      $('timeline-wait').textContent = failNote || '';
+      $('timeline-wait').classList.toggle('bad', !!failNote);
+      $('timeline-wait').hidden = !failNote;
+    }
   }
 }
 
@@ -502,14 +524,8 @@ async function runSlotsSweep(my) {
   const sched = app.view.vllm ? 'vllm' : 'continuous';
   $('slots-sched').textContent = sched === 'vllm' ? 'vLLM-style' : 'continuous';
   const base = S.scenarioFrom(app.fields, values);
-  await sweep(my, 'slots', SLOTS, (x) => {
-    if (sched !== 'vllm') return S.sweepRequest(base, 'slots', x);
-    const sc = S.scenarioFrom(app.fields, { ...values, slots: x });
-    sc.scheduler = 'vllm';
-    return { method: 'simulate', params: { scenario: sc } };
-  }, (pts) => {
-    // One point per call: a sweep call's point carries the continuous metrics; a simulate its own.
-    app.sweeps.slots = pts.map(([x, r]) => { const m = r?.points ? r.points[0]?.continuous : r?.metrics; return [x, m?.throughput_tok_s ?? null, m?.ttft?.p95 ?? null]; });
+  await sweep(my, 'slots', SLOTS, (x) => S.sweepRequest(base, 'slots', x, [sched]), (pts) => {
+    app.sweeps.slots = pts.map(([x, r]) => { const m = r?.points?.[0]?.[sched]; return [x, m?.throughput_tok_s ?? null, m?.ttft?.p95 ?? null]; });
     drawSlots();
   });
 }

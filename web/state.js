@@ -209,8 +209,10 @@ export function compareRequest(scenario, vllm) {
 }
 
 /** One point of a sweep (the page sweeps point by point so the work is cancellable). */
-export function sweepRequest(scenario, param, value) {
-  return { method: 'sweep', params: { scenario, param, values: [value] } };
+export function sweepRequest(scenario, param, value, schedulers) {
+  const params = { scenario, param, values: [value] };
+  if (schedulers) params.schedulers = schedulers;
+  return { method: 'sweep', params };
 }
 
 /** Deterministic JSON (sorted keys) so a request can be matched against the build-time snapshot. */

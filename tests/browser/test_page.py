@@ -1,0 +1,241 @@
+"""The page, driven like a user: controls, presets, keyboard, URL, exports, self-check, bad input,
+embed mode. Every number the page shows is compared with the same call run natively."""
+
+import csv
+import io
+import json
+import re
+import struct
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+
+
+def redrawn(page, before):
+    """Wait until the page has drawn a new result (data-drawn bumped) and nothing is computing."""
+    page.wait_for_selector(f'html[data-drawn="{before + 1}"]:not([data-busy])', state="attached")
+
+
+def drawn(page):
+    return int(page.get_attribute("html", "data-drawn") or 0)
+
+
+def type_into(page, selector, text):
+    page.fill(selector, text)
+    page.press(selector, "Enter")
+
+
+def poll(page, js, timeout=30.0):
+    """Wait until the JS function source `js` returns truthy (wait_for_function would eval under CSP)."""
+    import time
+    end = time.monotonic() + timeout
+    while not page.evaluate(js):
+        assert time.monotonic() < end, f"timed out waiting for {js}"
+        page.wait_for_timeout(50)
+
+
+def query(page):
+    return {k: v[0] for k, v in parse_qs(urlsplit(page.url).query).items()}
+
+
+def test_controls_presets_and_keyboard_show_native_numbers(strict_page, site_url, wait_state, read_metrics,
+                                                           native, flat_metrics, metrics_match):
+    page = strict_page
+    page.goto(site_url)
+    wait_state(page, "ready")
+    page.wait_for_selector("html:not([data-busy])", state="attached")
+    shown = read_metrics(page)
+    assert metrics_match(shown, flat_metrics(native.compare({}))) >= 46
+
+    # A control: slots 8 -> 4, typed like a user; the URL follows.
+    n = drawn(page)
+    type_into(page, "#ctl-slots", "4")
+    redrawn(page, n)
+    assert query(page)["slots"] == "4"
+    shown = read_metrics(page)
+    assert metrics_match(shown, flat_metrics(native.compare({"server": {"slots": 4}}))) >= 46
+
+    # A preset button, then a preset by number key (the second preset: identical lengths).
+    presets = native("presets", {})
+    n = drawn(page)
+    page.click('[data-preset="chat"]')
+    redrawn(page, n)
+    assert query(page) == {"preset": "chat"}
+    metrics_match(read_metrics(page), flat_metrics(native.compare(presets["chat"]["scenario"])))
+
+    n = drawn(page)
+    page.locator("body").press("2")
+    redrawn(page, n)
+    second = list(presets)[1]
+    shown = read_metrics(page)
+    metrics_match(shown, flat_metrics(native.compare(presets[second]["scenario"])))
+    if second == "equal":
+        assert shown["speedup.passes"] == 1.0
+
+    # Playhead from the keyboard: Home, three steps right, one left; the scrubber and URL agree.
+    page.locator("body").press("Home")
+    for key in ["ArrowRight", "ArrowRight", "ArrowRight", "ArrowLeft"]:
+        page.locator("body").press(key)
+    assert page.input_value("#scrub") == "2"
+    poll(page, "() => location.search.includes('pass=2')")
+    assert re.match(r"pass 2 of [\d,]+", page.text_content("#playhead-readout"))
+    # Space plays: the playhead moves on its own; space again pauses.
+    page.locator("body").press(" ")
+    poll(page, "() => Number(document.getElementById('scrub').value) > 2")
+    page.locator("body").press(" ")
+    assert page.text_content("#btn-play") == "▶"
+
+
+def test_shared_url_reproduces_the_view(strict_page, site_url, wait_state, read_metrics, native,
+                                        flat_metrics, metrics_match, scenario_from_query, browser):
+    q = "requests=40&slots=4&skew=0.3&seed=7&chunk=256&vllm=1&pass=50"
+    page = strict_page
+    page.goto(f"{site_url}?{q}")
+    wait_state(page, "ready")
+    page.wait_for_selector("html[data-drawn]:not([data-busy])", state="attached")
+    expected = native.compare(scenario_from_query(q), ["static", "continuous", "vllm"])
+    shown = read_metrics(page)
+    assert metrics_match(shown, flat_metrics(expected)) >= 68
+    assert "vllm.passes" in shown
+    assert page.input_value("#scrub") == "50"
+    assert page.input_value("#ctl-chunk") == "256"
+
+    # Change something, then open the page's own URL in a fresh page: the same view comes back.
+    n = drawn(page)
+    type_into(page, "#ctl-output_mean", "50")
+    redrawn(page, n)
+    url = page.url
+    first = read_metrics(page)
+    other = browser.new_page()
+    try:
+        other.goto(url)
+        wait_state(other, "ready")
+        other.wait_for_selector("html[data-drawn]:not([data-busy])", state="attached")
+        assert read_metrics(other) == first
+        assert other.input_value("#ctl-output_mean") == "50"
+        assert other.input_value("#scrub") == page.input_value("#scrub")
+    finally:
+        other.close()
+
+
+def _png_size(data: bytes):
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    assert data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_exports_carry_the_same_numbers(strict_page, site_url, wait_state, native, tmp_path):
+    page = strict_page
+    page.goto(f"{site_url}?requests=24&seed=3")
+    wait_state(page, "ready")
+    page.wait_for_selector("html[data-drawn]:not([data-busy])", state="attached")
+    expected = native.compare({"workload": {"requests": 24, "seed": 3}})
+
+    def grab(button):
+        with page.expect_download() as d:
+            page.click(button)
+        path = tmp_path / d.value.suggested_filename
+        d.value.save_as(path)
+        return path
+
+    w, h = _png_size(grab("#btn-png").read_bytes())
+    assert w > 600 and h > 200
+
+    got = json.loads(grab("#btn-json").read_text())
+    assert got["request"]["method"] == "compare"
+    assert got["result"] == expected
+
+    rows = list(csv.DictReader(io.StringIO(grab("#btn-csv").read_text())))
+    assert len(rows) == 2 * 24
+    for row in rows:
+        want = expected[row["scheduler"]]["requests"][int(row["id"])]
+        for key in ("arrive", "admit", "first_token", "done", "ttft", "tpot", "e2e"):
+            assert float(row[key]) == want[key], (row["scheduler"], row["id"], key)
+        for key in ("prompt", "out", "first_token_pass", "done_pass", "preemptions"):
+            assert int(row[key]) == want[key]
+
+    page.click("#btn-copy-link")
+    assert page.input_value("#share-text") == page.url
+    page.select_option("#embed-figure", "skew")
+    page.click("#btn-copy-embed")
+    snippet = page.input_value("#share-text")
+    assert snippet.startswith("<iframe ") and "embed=skew" in snippet and "requests=24" in snippet
+
+
+def test_self_check_runs_in_the_page(strict_page, site_url, wait_state, native):
+    page = strict_page
+    page.goto(site_url)
+    wait_state(page, "ready")
+    page.click("#btn-check")
+    page.wait_for_selector("#check-summary[data-total]", state="attached", timeout=120_000)
+    total = int(page.get_attribute("#check-summary", "data-total"))
+    passed = int(page.get_attribute("#check-summary", "data-passed"))
+    want = native("check", {})
+    assert total == want["passed"] + want["failed"] and total > 0
+    assert passed == total
+    assert page.text_content("#check-summary") == f"{total} of {total} passed"
+
+
+def test_bad_input_gets_a_message_and_the_page_keeps_working(strict_page, site_url, wait_state, read_metrics,
+                                                             native, flat_metrics, metrics_match):
+    page = strict_page
+    # Bad values in the link: each named beside its control; the rest of the link still applies.
+    page.goto(f"{site_url}?slots=0&skew=banana&requests=1e999&seed=5&theme=%3Cscript%3E")
+    wait_state(page, "ready")
+    page.wait_for_selector("html[data-drawn]:not([data-busy])", state="attached")
+    allowed = native("schema", {})["server.slots"]["allowed"]        # e.g. "an integer from 1 to 4096"
+    assert f"server.slots = 0: must be {allowed}" in page.text_content('[data-error-for="slots"]')
+    assert "workload.skew = banana" in page.text_content('[data-error-for="skew"]')
+    assert "workload.requests" in page.text_content('[data-error-for="requests"]')
+    assert "theme" in page.text_content("#form-message")
+    assert page.locator("script:not([src])").count() == 0
+    metrics_match(read_metrics(page), flat_metrics(native.compare({"workload": {"seed": 5}})))
+
+    # Bad values typed into a control: a message, no recompute, the last result stays.
+    before = read_metrics(page)
+    for text in ["abc", "-3", "2.5", "", "1e9"]:
+        page.fill("#ctl-slots", text)
+        page.press("#ctl-slots", "Enter")
+        msg = page.text_content('[data-error-for="slots"]')
+        assert msg.startswith("server.slots = ") and msg.endswith(f"must be {allowed}"), (text, msg)
+    assert read_metrics(page) == before
+
+    # A value the schema allows but the engine rejects (a KV budget too small for one request):
+    # the engine's own message lands beside the control.
+    page.check("#ctl-vllm")
+    page.wait_for_selector("html:not([data-busy])", state="attached")
+    page.fill("#ctl-kv_tokens", "100")
+    page.press("#ctl-kv_tokens", "Enter")
+    page.wait_for_selector('[data-error-for="kv_tokens"]:not(:empty)', state="attached")
+    assert page.text_content('[data-error-for="kv_tokens"]').startswith("server.kv_tokens = 100: must be")
+    assert read_metrics(page)["static.passes"] == before["static.passes"]
+
+    # Good values afterwards work as usual, and the messages go away.
+    n = drawn(page)
+    type_into(page, "#ctl-kv_tokens", "")
+    redrawn(page, n)
+    assert page.text_content('[data-error-for="kv_tokens"]') == ""
+    n = drawn(page)
+    type_into(page, "#ctl-slots", "6")
+    redrawn(page, n)
+    assert page.text_content('[data-error-for="slots"]') == ""
+    expected = native.compare({"workload": {"seed": 5}, "server": {"slots": 6}}, ["static", "continuous", "vllm"])
+    metrics_match(read_metrics(page), flat_metrics(expected))
+
+
+@pytest.mark.parametrize("figure", ["timeline", "slots"])
+def test_embed_mode_shows_one_figure(strict_page, site_url, wait_state, figure):
+    page = strict_page
+    page.goto(f"{site_url}?embed={figure}&theme=dark&lecture=1")
+    wait_state(page, "ready")
+    visible = page.eval_on_selector_all(
+        "section.figure", "els => els.filter(e => e.offsetParent !== null).map(e => e.id)")
+    assert visible == [f"fig-{figure}"]
+    assert not page.is_visible("#controls") and not page.is_visible(".masthead")
+    assert page.get_attribute("html", "data-theme") == "dark"
+    assert "lecture" in page.get_attribute("html", "class")
+    canvas = page.locator(f"#fig-{figure} canvas").first
+    box = canvas.bounding_box()
+    assert box["width"] > 300 and box["height"] > 100
+    assert page.get_attribute("#embed-open", "href").find("embed=") == -1
