@@ -235,9 +235,16 @@ def kv_from_params(params):
         params = {}
     if not isinstance(params, dict):
         _fail("params", params, "an object")
+    if "presets" in params:
+        if params["presets"] is not True or len(params) != 1:
+            _fail("presets", params["presets"], "true, alone (it lists the presets)")
+        return presets()
     for key in params:
         if key not in KV_PARAMS:
             _fail(str(key), params[key], "a known field: " + ", ".join(KV_PARAMS))
     if not params:
         params = ARTICLE   # nothing asked: the article's worked example
     return kv_capacity(**params)
+
+
+handle = kv_from_params  # the worker protocol's "kv" method

@@ -65,8 +65,10 @@ def run_vllm_reference(items, *, slots, chunk, max_num_batched_tokens, block_siz
                 budget += sched.pop(v)
             used -= r["blocks"]
             if preemption == "swap":
-                swap_ticks += r["blocks"] * swap_ticks_per_block
-                swapped_blocks["out"] += r["blocks"]
+                # the blocks holding its KV move (not one just allocated for this pass)
+                moved = cdiv(r["kv"], block_size)
+                swap_ticks += moved * swap_ticks_per_block
+                swapped_blocks["out"] += moved
                 r["swapped"] = True
             else:
                 r["lost"] += r["kv"]

@@ -1,0 +1,235 @@
+"""vLLM-style scheduling (the v1 scheduler's shape): paged KV cache, token budget, preemption.
+
+Per pass, with ``budget = server.max_num_batched_tokens`` and ``slots`` = max_num_seqs:
+
+1. RUNNING first, in admission order: decoding requests take 1 token each, then prefilling
+   requests take ``min(chunk, prompt tokens left, budget left)`` (Sarathi-Serve's stall-free
+   batching: decodes are never starved by a long prompt; ``chunk`` plays vLLM's
+   long_prefill_token_threshold).
+2. KV: a request holds ``ceil(kv / block_size)`` blocks, ``kv`` = prompt tokens prefilled + tokens
+   emitted (the newly sampled token's slot is reserved in the pass that samples it). The pool has
+   ``kv_tokens // block_size`` blocks (kv_tokens null = unlimited). When a scheduled request needs a
+   block and none is free, the NEWEST running request is preempted (if it was already scheduled in
+   this pass it is taken out of it), until the request fits or is itself the victim.
+3. WAITING next, FCFS, only if nobody was preempted in this pass (as vLLM v1): admit while a slot,
+   budget and the blocks for the first chunk remain; the first request that does not fit stops
+   admission (no skipping ahead).
+
+Preemption modes (server.preemption):
+- ``recompute``: the victim's blocks are freed; it goes back to the head of the waiting queue and,
+  when re-admitted, prefills ``prompt + tokens emitted`` again (vLLM recomputes the generated tokens
+  too); that prefill's last chunk emits the next token, so no token is ever emitted twice.
+- ``swap``: the victim's blocks move to host memory and back on re-admission. Each direction costs
+  ``blocks × block_size × kv_bytes_per_token / pcie_gb_s`` (whole blocks move), added to the pass
+  that performs it; the request resumes exactly where it stopped. The transfer is computed in ns
+  and added as ticks, so under the ``unit`` cost model one pass counts as 1 ms (as for rates).
+
+With unlimited KV and ``max_num_batched_tokens >= slots × chunk`` no budget or block limit ever
+binds and the schedule is exactly ``continuous``'s (tests prove it pass for pass).
+
+Event-driven: between events every pass has the same batch, so the core runs them as one run.
+``horizon()`` cuts a run at the first pass whose block demand would exceed the pool (there a
+preemption must be decided), and a pass with a preemption runs alone (admission resumes the next
+pass). Counters: per-request and total ``preemptions`` (the core), plus ``swap_out_blocks``,
+``swap_in_blocks``, ``swap_ms`` and ``recomputed_tokens`` (KV tokens thrown away) in metrics.
+"""
+
+from ..core import DECODE, FINAL, PAUSED, PREFILL
+from ..scenario import ScenarioError
+from .base import Policy, register
+
+
+def _cdiv(a, b):
+    return -(-a // b)
+
+
+def _kv_after(kv, k, left):
+    """KV after a pass that gives `k` tokens to a request with `left` prompt tokens to go
+    (0 = decoding: one token); a pass that finishes the prompt also reserves the sampled token."""
+    return kv + 1 if left == 0 else kv + k + (k == left)
+
+
+@register("vllm")
+class VLLM(Policy):
+    def __init__(self, sim, scenario):
+        super().__init__(sim, scenario)
+        sv = scenario["server"]
+        self.block = sv["block_size"]
+        self.budget = sv["max_num_batched_tokens"]
+        self.swap = sv["preemption"] == "swap"
+        kv_tokens = sv["kv_tokens"]
+        self.blocks = None if kv_tokens is None else kv_tokens // self.block
+        # ns per block each way: bytes / (GB/s) = ns; 1 tick = 1 ns when the cost unit is ms.
+        self.swap_ticks = int(round(self.block * sv["kv_bytes_per_token"] / sv["pcie_gb_s"]))
+        if self.blocks is not None:
+            self._check_fits(kv_tokens)
+        self.order = []        # running request ids in admission order (last = newest)
+        self.slot_of = {}      # rid -> slot while running
+        self.saved = {}        # swapped-out rid -> (kv tokens, prefill tokens left)
+        self.preempted = False
+        self.left = 0          # budget left after the last schedule()
+        self.swap_out_blocks = self.swap_in_blocks = self.recomputed = 0
+
+    def _check_fits(self, kv_tokens):
+        """A request whose whole KV (prompt + output) exceeds the pool could never finish."""
+        sim, bs = self.sim, self.block
+        worst = max(range(sim.n), key=lambda i: sim.prompt[i] + sim.out[i])
+        need = _cdiv(sim.prompt[worst] + sim.out[worst], bs)
+        if need > self.blocks:
+            raise ScenarioError(
+                "server.kv_tokens", kv_tokens,
+                "at least %d (request %d needs prompt %d + output %d tokens = %d blocks of %d)"
+                % (need * bs, worst, sim.prompt[worst], sim.out[worst], need, bs))
+
+    # ------------------------------------------------------------ state of a running request
+    def _state(self, rid):
+        """(kv tokens now, prompt tokens left before its next token, is decoding)."""
+        sim = self.sim
+        slot = self.slot_of[rid]
+        r = sim.res[slot]
+        if r.phase == PREFILL:
+            left = r.pf_left - (sim.passes - r.pf_at) * r.chunk
+        elif r.phase == DECODE:
+            left = 0
+        else:  # FINAL or PAUSED
+            left = r.pf_left
+        return sim.resident_kv(slot), left, left == 0
+
+    def _running(self, rid):
+        slot = self.slot_of.get(rid)
+        if slot is None:
+            return False
+        r = self.sim.res[slot]
+        if r is None or r.rid != rid:
+            del self.slot_of[rid]
+            return False
+        return True
+
+    # ------------------------------------------------------------ hooks
+    def schedule(self):
+        sim, bs, total = self.sim, self.block, self.blocks
+        self.order = order = [rid for rid in self.order if self._running(rid)]
+        state = {rid: self._state(rid) for rid in order}
+        used = sum(_cdiv(kv, bs) for kv, _, _ in state.values())
+        budget = self.budget
+        sched = {}             # rid -> (tokens this pass, blocks added)
+        preempted = []
+
+        def preempt_newest():
+            nonlocal used, budget
+            v = order.pop()
+            kv, left, _ = state[v]
+            if v in sched:
+                k, added = sched.pop(v)
+                budget += k
+                used -= added
+            used -= _cdiv(kv, bs)
+            slot = self.slot_of.pop(v)
+            sim.evict(slot)
+            if self.swap:
+                self.saved[v] = (kv, left)
+                self.swap_out_blocks += _cdiv(kv, bs)
+                sim.add_cost(_cdiv(kv, bs) * self.swap_ticks)
+            else:
+                self.recomputed += kv
+            preempted.append(v)
+            return v
+
+        decodes = [rid for rid in order if state[rid][2]]
+        prefills = [rid for rid in order if not state[rid][2]]
+        for rid in decodes + prefills:
+            if budget <= 0 or rid not in self.slot_of:
+                continue
+            kv, left, decoding = state[rid]
+            k = 1 if decoding else min(self.chunk, left, budget)
+            add = _cdiv(_kv_after(kv, k, left), bs) - _cdiv(kv, bs)
+            while total is not None and add > total - used:
+                if preempt_newest() == rid:
+                    break
+            if rid not in self.slot_of:
+                continue
+            used += add
+            sched[rid] = (k, add)
+            budget -= k
+
+        # Shape the batch: chunk sizes, and residents the budget leaves out of this pass.
+        for rid in order:
+            slot = self.slot_of[rid]
+            r = sim.res[slot]
+            if rid not in sched:
+                sim.pause(slot)
+                continue
+            k = sched[rid][0]
+            if r.phase == PAUSED:
+                sim.unpause(slot, k)
+            elif not state[rid][2] and r.chunk != k:
+                sim.set_chunk(slot, k)
+
+        if not preempted:
+            waiting = sim.waiting
+            while waiting and sim.free and budget > 0:
+                rid = waiting[0]
+                kv, left = self.saved.get(rid, (0, None))
+                if left is None:  # new, or recompute: (re)prefill prompt + tokens emitted
+                    left = sim.prompt[rid] + sim.emitted[rid]
+                k = 1 if left == 0 else min(self.chunk, left, budget)
+                want = _cdiv(_kv_after(kv, k, left), bs)
+                if total is not None and want > total - used:
+                    break
+                waiting.popleft()
+                if rid in self.saved:
+                    del self.saved[rid]
+                    blocks_in = _cdiv(kv, bs)
+                    self.swap_in_blocks += blocks_in
+                    sim.add_cost(blocks_in * self.swap_ticks)
+                self.slot_of[rid] = sim.admit(rid, k if left else self.chunk, prefill=left, kv0=kv)
+                order.append(rid)
+                used += want
+                budget -= k
+        # The victims go back to the head of the queue, the oldest of them first.
+        for v in preempted:
+            sim.waiting.appendleft(v)
+        self.preempted = bool(preempted)
+        self.left = budget
+
+    def horizon(self):
+        """Passes the batch can run before some request needs a block that is not free."""
+        if self.preempted:
+            return 1  # admission was skipped in this pass; it resumes in the next one
+        if self.blocks is None:
+            return None
+        sim, bs, total = self.sim, self.block, self.blocks
+        grow = []              # (kv now, tokens added per pass) of each scheduled resident
+        kmax = None
+        for rid in self.order:
+            slot = self.slot_of[rid]
+            r = sim.res[slot]
+            if r.phase == PAUSED:
+                grow.append((sim.resident_kv(slot), 0))
+                continue
+            g = 1 if r.phase == DECODE else r.chunk if r.phase == PREFILL else r.pf_left + 1
+            grow.append((sim.resident_kv(slot), g))
+            end = r.target - sim.passes
+            kmax = end if kmax is None or end < kmax else kmax
+
+        def demand(j):
+            return sum(_cdiv(kv + j * g, bs) for kv, g in grow)
+
+        if kmax is None or demand(kmax) <= total:
+            return None
+        lo, hi = 1, kmax       # demand(lo) <= total (schedule() made room) < demand(hi)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if demand(mid) <= total:
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
+    def wants_arrivals(self):
+        return bool(self.sim.free) and self.left > 0
+
+    def extra_metrics(self):
+        return {"swap_out_blocks": self.swap_out_blocks, "swap_in_blocks": self.swap_in_blocks,
+                "swap_ms": (self.swap_out_blocks + self.swap_in_blocks) * self.swap_ticks / 1e6,
+                "recomputed_tokens": self.recomputed}

@@ -1,0 +1,199 @@
+"""The `vllm` policy in the engine: against the brute-force reference, its invariants under tight
+KV budgets, and exact equality with `continuous` when no limit binds."""
+
+import copy
+
+import pytest
+from hypothesis import assume, given, settings, strategies as st
+
+import py_engine
+from py_engine.scenario import TICKS, ScenarioError
+from vllm_reference import run_vllm_reference
+
+COST = (20, 3, 1)              # ticks: fixed, per row, per prefill token
+BYTES_PER_TOKEN, PCIE = 1000, 10.0
+
+
+def scenario(items, *, slots, chunk, budget, block=16, kv=None, mode="recompute", cost=COST):
+    return {
+        "scheduler": "vllm",
+        "workload": {"items": [{"arrive": a / TICKS, "prompt": p, "out": o} for a, p, o in items]},
+        "server": {"slots": slots, "chunk": chunk, "max_num_batched_tokens": budget,
+                   "block_size": block, "kv_tokens": kv, "preemption": mode,
+                   "kv_bytes_per_token": BYTES_PER_TOKEN, "pcie_gb_s": PCIE,
+                   "cost": {"fixed_ms": cost[0] / TICKS, "per_row_ms": cost[1] / TICKS,
+                            "per_prefill_token_ms": cost[2] / TICKS}},
+    }
+
+
+def ticks(x):
+    return round(x * TICKS)
+
+
+def expand(log):
+    """Run-length passes_log -> one tuple per pass (rows, prefill tokens, cost ticks, useful)."""
+    out = []
+    for i, c in enumerate(log["count"]):
+        out += [(log["rows"][i], log["prefill_tokens"][i], ticks(log["cost"][i]),
+                 log["useful"][i])] * c
+    return out
+
+
+@st.composite
+def cases(draw, tight=True):
+    n = draw(st.integers(1, 8))
+    items = sorted(draw(st.lists(st.tuples(st.integers(0, 300), st.integers(1, 40),
+                                           st.integers(1, 14)), min_size=n, max_size=n)))
+    block = draw(st.sampled_from([1, 2, 4, 16]))
+    need = max(-(-(p + o) // block) for _, p, o in items) * block
+    kv = draw(st.sampled_from([need, need + block, need + 3 * block, 2 * need] +
+                              ([] if tight else [None])))
+    return dict(items=items, slots=draw(st.integers(1, 4)), chunk=draw(st.integers(1, 12)),
+                budget=draw(st.integers(1, 40)), block=block, kv=kv,
+                mode=draw(st.sampled_from(["recompute", "swap"])))
+
+
+def run(case):
+    c = dict(case)
+    return py_engine.simulate(scenario(c.pop("items"), **c))
+
+
+@settings(max_examples=250, deadline=None)
+@given(cases(tight=False))
+def test_engine_equals_brute_force_reference(case):
+    res = run(case)
+    ref = run_vllm_reference(case["items"], slots=case["slots"], chunk=case["chunk"],
+                             max_num_batched_tokens=case["budget"], block_size=case["block"],
+                             kv_tokens=case["kv"], preemption=case["mode"], cost=COST,
+                             swap_ticks_per_block=round(case["block"] * BYTES_PER_TOKEN / PCIE))
+    rp = ref["passes"]
+    assert res["metrics"]["passes"] == len(rp)
+    for a, b in zip(res["requests"], ref["requests"]):
+        assert (ticks(a["admit"]), ticks(a["first_token"]), ticks(a["done"]), a["admit_pass"],
+                a["first_token_pass"], a["done_pass"], a["preemptions"]) == (
+            b["admit"], b["first_token"], b["done"], b["admit_pass"], b["first_token_pass"],
+            b["done_pass"], b["preemptions"])
+    assert expand(res["passes_log"]) == [(p["rows"], p["prefill_tokens"], p["cost"], p["useful"])
+                                         for p in rp]
+    # KV at the end of every run (the run's peak) equals the reference's at that pass.
+    log, at = res["passes_log"], 0
+    for c, kv in zip(log["count"], log["kv_tokens"]):
+        at += c
+        assert kv == rp[at - 1]["kv_tokens"]
+    m = res["metrics"]
+    assert m["kv_peak_tokens"] == max(p["kv_tokens"] for p in rp)
+    assert m["preemptions"] == sum(len(p["preempted"]) for p in rp)
+    assert m["swap_out_blocks"] == ref["swapped_blocks"]["out"]
+    assert m["swap_in_blocks"] == ref["swapped_blocks"]["in"]
+    assert m["recomputed_tokens"] == sum(r["lost"] for r in ref["requests"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(cases(tight=True))
+def test_invariants_under_tight_kv(case):
+    res = run(case)
+    m, log = res["metrics"], res["passes_log"]
+    items = case["items"]
+    # Every request completes with its full output; no token is emitted twice.
+    assert m["output_tokens"] == sum(o for _, _, o in items)
+    assert m["slot_steps"]["useful"] == sum(o for _, _, o in items)
+    assert sum(c * u for c, u in zip(log["count"], log["useful"])) == m["output_tokens"]
+    for r in res["requests"]:
+        assert r["arrive"] <= r["admit"] <= r["first_token"] <= r["done"]
+        assert r["first_token_pass"] <= r["done_pass"] <= m["passes"]
+    # KV in use never exceeds the budget (a run's KV only grows, so its end is its peak).
+    assert max(log["kv_tokens"]) <= case["kv"]
+    assert m["kv_peak_tokens"] <= case["kv"]
+    # Per-pass tokens never exceed max_num_batched_tokens; rows never exceed slots.
+    assert all(0 < r <= case["slots"] for r in log["rows"])
+    assert all(p <= case["budget"] for p in log["prefill_tokens"])
+    # KV growth accounting: every pass adds its prefill tokens + one per emitted token.
+    prefill = sum(c * p for c, p in zip(log["count"], log["prefill_tokens"]))
+    prompts = sum(p for _, p, _ in items)
+    if case["mode"] == "recompute":
+        # recompute's extra prefill is exactly the KV it threw away
+        assert prefill == prompts + m["recomputed_tokens"]
+        assert (m["recomputed_tokens"] > 0) == (m["preemptions"] > 0)
+        assert m["swap_out_blocks"] == m["swap_in_blocks"] == 0
+    else:
+        # swap never recomputes; every block swapped out comes back; its time is in the passes
+        assert prefill == prompts and m["recomputed_tokens"] == 0
+        assert m["swap_out_blocks"] == m["swap_in_blocks"]
+        per_block = round(case["block"] * BYTES_PER_TOKEN / PCIE)
+        base = sum(c * (COST[0] + COST[1] * r + COST[2] * p) for c, r, p in
+                   zip(log["count"], log["rows"], log["prefill_tokens"]))
+        spent = sum(c * ticks(x) for c, x in zip(log["count"], log["cost"]))
+        assert spent - base == (m["swap_out_blocks"] + m["swap_in_blocks"]) * per_block
+        assert (m["swap_out_blocks"] > 0) == (m["preemptions"] > 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 6), st.integers(1, 30), st.integers(2, 30), st.sampled_from([1, 4, 16]),
+       st.sampled_from(["recompute", "swap"]))
+def test_preemption_when_the_budget_forces_it(n, prompt, out, block, mode):
+    # n identical requests arrive together, all fit at admission and grow in lockstep: they all
+    # hold KV until the same last pass, so a pool one block short of n full requests cannot finish
+    # them without preempting.
+    full = -(-(prompt + out) // block)                       # blocks of one finished request
+    first = -(-(prompt + 1 if prompt <= 8 else 8) // block)  # blocks after its first pass
+    assume(first < full)
+    kv = (n * full - 1) * block
+    res = py_engine.simulate(scenario([(0, prompt, out)] * n, slots=n, chunk=8, budget=10_000,
+                                      block=block, kv=kv, mode=mode))
+    m = res["metrics"]
+    assert m["preemptions"] > 0
+    assert m["output_tokens"] == n * out
+    assert m["kv_peak_tokens"] <= kv
+    # ... while a pool that holds them all needs none
+    roomy = py_engine.simulate(scenario([(0, prompt, out)] * n, slots=n, chunk=8, budget=10_000,
+                                        block=block, kv=n * full * block, mode=mode))
+    assert roomy["metrics"]["preemptions"] == 0
+
+
+def same_run(a, b):
+    assert a["metrics"]["passes"] == b["metrics"]["passes"]
+    assert a["requests"] == b["requests"]
+    assert a["segments"] == b["segments"]
+    assert a["passes_log"] == b["passes_log"]
+    for k in ("makespan", "utilization", "shares", "ttft", "tbt", "e2e", "throughput_tok_s",
+              "goodput_rps", "slo_attainment", "kv_peak_tokens", "preemptions"):
+        assert a["metrics"][k] == b["metrics"][k], k
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2000), st.integers(1, 900), st.integers(1, 60)),
+                min_size=1, max_size=16),
+       st.integers(1, 6), st.integers(1, 600), st.integers(0, 50), st.sampled_from([1, 16, 64]))
+def test_unlimited_vllm_equals_continuous(raw, slots, chunk, extra, block):
+    items = sorted(raw)
+    sc = scenario(items, slots=slots, chunk=chunk, budget=slots * chunk + extra, block=block)
+    sc["server"]["cost"] = "article"
+    v = py_engine.simulate(sc)
+    c = py_engine.simulate({**sc, "scheduler": "continuous"})
+    same_run(v, c)
+
+
+@pytest.mark.parametrize("preset", ["article", "chat", "long_docs", "equal"])
+def test_presets_vllm_equals_continuous_when_unlimited(preset):
+    sc = copy.deepcopy(py_engine.presets()[preset]["scenario"])
+    server = sc.setdefault("server", {})
+    server["max_num_batched_tokens"] = server.get("slots", 8) * server.get("chunk", 512)
+    res = py_engine.compare(sc, ["continuous", "vllm"])
+    same_run(res["vllm"], res["continuous"])
+
+
+def test_default_budget_differs_from_continuous_and_is_respected():
+    # The default budget (2048) is below slots x chunk (8 x 512): long prompts get cut chunks.
+    res = py_engine.compare({"workload": {"prompt_mean": 2000}}, ["continuous", "vllm"])
+    v = res["vllm"]
+    assert max(v["passes_log"]["prefill_tokens"]) <= 2048
+    assert max(res["continuous"]["passes_log"]["prefill_tokens"]) > 2048
+    assert v["metrics"]["output_tokens"] == res["continuous"]["metrics"]["output_tokens"]
+
+
+def test_a_request_larger_than_the_pool_is_a_scenario_error():
+    with pytest.raises(ScenarioError) as e:
+        py_engine.simulate(scenario([(0, 100, 50), (0, 10, 5)], slots=2, chunk=16, budget=64,
+                                    block=16, kv=128))
+    assert e.value.field == "server.kv_tokens"
+    assert "at least 160" in e.value.message
