@@ -36,6 +36,7 @@ export function theme() {
     grid: v('--grid'), accent: v('--accent'), good: v('--good'), bad: v('--bad'),
     paddingInk: v('--padding-ink'), paddingBg: v('--padding-bg'), idle: v('--idle'), playhead: v('--playhead'),
     font: v('--font') || 'sans-serif',
+    scale: parseFloat(v('--chart-scale')) || 1,   // lecture mode enlarges canvas text
   };
   return themeCache;
 }
@@ -101,5 +102,6 @@ export function fmtTime(ms, unit = 'ms') {
 }
 
 export function font(px, weight = 400) {
-  return `${weight} ${px}px ${theme().font}`;
+  const t = theme();
+  return `${weight} ${Math.round(px * t.scale * 10) / 10}px ${t.font}`;
 }

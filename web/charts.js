@@ -10,9 +10,10 @@ import { setupCanvas, theme, niceTicks, font, fmt } from './canvas-kit.js';
  *         hlines?: [{y, axis, label, color}], marks?: [{x, label, color}], pending?: [x, ...] }
  */
 export function lineChart(canvas, spec) {
-  const { ctx, w, h } = setupCanvas(canvas, spec.height ?? (canvas.clientHeight || 240));
   const t = theme();
-  const m = { l: 52, r: spec.y2 ? 56 : 16, t: 22, b: 38 };
+  const { ctx, w, h } = setupCanvas(canvas, (spec.height ?? 240) * t.scale);
+  const k = t.scale;
+  const m = { l: 52 * k, r: spec.y2 ? 56 * k : 16, t: 22 * k, b: 38 * k };
   const pw = Math.max(10, w - m.l - m.r), ph = Math.max(10, h - m.t - m.b);
 
   const xs = spec.x;

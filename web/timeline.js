@@ -6,7 +6,7 @@
 
 import { colorFor, setupCanvas, theme, hatch, niceTicks, font, fmt } from './canvas-kit.js';
 
-export const GUTTER = 34;      // px for slot labels
+export const GUTTER = 34;      // px for slot labels (× the lecture scale)
 export const AXIS_H = 18;      // px for the pass axis under the rows
 
 // Phase codes in `segments` (see py_engine/core.py); strings are accepted too.
