@@ -552,6 +552,14 @@ def main(argv: list[str]) -> int:
             print(f"build.py: snapshot error: {e}", file=sys.stderr)
             return 1
         return 0
+    if argv[:1] == ["test"] and not {"-h", "--help"} & set(argv[1:2]):
+        # Everything after `test` goes to pytest as is (argparse would reject a leading -x).
+        pytest_args = argv[2:] if argv[1:2] == ["--"] else argv[1:]
+        try:
+            return test(pytest_args)
+        except BuildError as e:
+            print(f"build.py: error: {e}", file=sys.stderr)
+            return 1
     ap = argparse.ArgumentParser(prog="build.py", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command")
     ap.add_argument("--pyodide-cdn", metavar="URL",
