@@ -16,6 +16,7 @@ URL_SCENARIOS = [
     "requests=48&slots=16&chunk=256&arrival=poisson&rate=40&seed=3",
     "requests=24&output_mean=40&prompt_mean=600&cost=unit&seed=11",
     "requests=40&skew=0.9&slots=6&arrival=gap&every=20&ttft_ms=500&seed=5",
+    "requests=40&seed=2&kv_tokens=4096&vllm=1",  # a tight KV budget: the vllm policy preempts
 ]
 # A document without the page (and its own engine), to drive engine-client.js directly; its own
 # icon, or Chromium asks for /favicon.ico and gets a 404.
@@ -72,7 +73,11 @@ def test_url_scenario_equals_native(strict_page, site_url, query, native, wait_s
     shown = read_metrics(strict_page)
     assert MUST_SHOW <= _metric_keys(shown), f"missing: {MUST_SHOW - _metric_keys(shown)}"
     scenario = scenario_from_query(query)
-    expected = flat_metrics(native.compare(scenario))
+    schedulers = ["static", "continuous"] + (["vllm"] if "vllm=1" in query else [])
+    expected = flat_metrics(native.compare(scenario, schedulers))
+    if "vllm=1" in query:
+        assert {"vllm.passes", "vllm.preemptions"} <= _metric_keys(shown)
+        assert expected["vllm.preemptions"] > 0
     default = flat_metrics(native.compare({}))
     assert expected["continuous.passes"] != default["continuous.passes"], "scenario too close to default"
     metrics_match(shown, expected)
