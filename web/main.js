@@ -286,7 +286,8 @@ function renderTimelines() {
     const m = res.metrics;
     lane.stats.replaceChildren(el('b', { text: fmt(m.passes) }), document.createTextNode(' passes · '),
       el('b', { text: fmtPct(m.utilization) }), document.createTextNode(' useful · '),
-      document.createTextNode(fmtTime(m.makespan, unitOf(res))));
+      document.createTextNode(fmtTime(m.makespan, unitOf(res))),
+      res.truncated?.segments ? el('span', { class: 'trunc', text: ' · drawing cut at the engine\'s segment cap' }) : '');
   }
   renderPlayer();
 }

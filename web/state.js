@@ -3,6 +3,10 @@
 // Nothing read from the URL is executed or inserted as HTML: values are parsed as numbers or
 // matched against the schema's choices, and anything else becomes a message.
 
+// Work bound for the browser: a run this size takes seconds in Pyodide; bigger runs belong to
+// the native CLI, and the message says so.
+export const PAGE_LIMITS = { requests: 20000 };
+
 export const VIEW_KEYS = ['vllm', 'preset', 'embed', 'lecture', 'theme', 'pass'];
 export const FIGURES = ['timeline', 'metrics', 'skew', 'slots', 'cost', 'kv', 'check'];
 const HIDDEN_PATHS = new Set(['scheduler', 'workload.items']);
@@ -74,6 +78,10 @@ export function parseField(f, text) {
   if (!Number.isFinite(n)) return fail();
   if ((f.type === 'int' || f.type === 'int_or_null') && !Number.isInteger(n)) return fail();
   if ((f.min != null && n < f.min) || (f.max != null && n > f.max)) return fail();
+  const cap = PAGE_LIMITS[f.name];
+  if (cap != null && n > cap) {
+    return { error: `${f.path} = ${show(raw)}: must be at most ${cap.toLocaleString('en-US')} in the page (the engine takes up to ${Number(f.max).toLocaleString('en-US')} natively: python -m py_engine)` };
+  }
   return { value: n };
 }
 
