@@ -11,7 +11,6 @@ self.addEventListener("securitypolicyviolation", (e) =>
   console.error(`CSP violation in the engine worker: ${e.violatedDirective} blocked ${e.blockedURI}`));
 
 const SITE = new URL("./", import.meta.url); // worker.js sits at the site root
-const SITE_PACKAGES = "/lib/python3.12/site-packages";
 
 // The Python side: JSON string in, JSON string out, never raises (py_engine.protocol.handle never
 // raises; the two guards cover a malformed request and a non-JSON number in a result).
@@ -161,7 +160,8 @@ async function boot() {
   // The engine wheel: unpack the bytes verified above (no second download, nothing can change
   // between check and use). Measured against loadPackage(url) and micropip.install(url): see README.
   status("engine", 0.6, `py_engine ${manifest.engine.version}`);
-  pyodide.unpackArchive(engineWheel, "wheel", { extractDir: SITE_PACKAGES });
+  const sitePackages = pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
+  pyodide.unpackArchive(engineWheel, "wheel", { extractDir: sitePackages });
   pyodide.runPython("import importlib; importlib.invalidate_caches()");
   pyodide.runPython(SHIM);
   verified.clear(); // ~17 MB we no longer need
@@ -190,7 +190,7 @@ onmessage = async (ev) => {
   try {
     postMessage({ kind: "reply", id, json: call(JSON.stringify({ method, params: params ?? {} })) });
   } catch (e) {
-    // Only a broken interpreter gets here (handle() itself never raises).
-    errorReply(id, `engine crashed: ${e.message}`);
+    // handle() never raises, so only a broken interpreter (out of memory, say) gets here.
+    errorReply(id, `the engine failed: ${e.message}`);
   }
 };
