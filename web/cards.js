@@ -53,7 +53,10 @@ export function renderCards(container, cmp, scheds) {
   const shareTable = el('table', {}, el('thead', {}, el('tr', {}, el('th', {}), ...['useful', 'prefill', 'padding', 'idle'].map((k) => el('th', { text: k })))),
     el('tbody', {}, ...scheds.map((s) => el('tr', {}, schedCell(s),
       ...['useful', 'prefill', 'padding', 'idle'].map((k) => metricCell(s, `shares.${k}`, cmp[s].metrics.shares[k], fmtPct(cmp[s].metrics.shares[k])))))));
-  cards.push(card('Utilization', 'Share of slot-steps that emit a token. The rest is prefill, padding (held, no token) or idle.', share, shareTable));
+  const util = card('Utilization', 'Share of slot-steps (one slot during one pass) that emit a token. The rest is prefill, padding (slot held, no token) or idle (slot empty).',
+    el('div', { class: 'util-grid' }, share, shareTable));
+  util.classList.add('wide');
+  cards.push(util);
 
   cards.push(card('Throughput and makespan', 'Output tokens per second of simulated GPU time; time until the last request is done.',
     table(cmp, scheds, [{ label: 'tok/s', path: 'throughput_tok_s', cls: 'big', format: fmt }, { label: 'makespan', path: 'makespan', format: time }], fmt)));

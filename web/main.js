@@ -83,7 +83,7 @@ async function boot() {
     if (!app.cmp || app.cmpFromSnapshot) await recompute();
     root.dataset.state = 'ready';
     startSideWork();
-    if (app.view.embed === 'check') runCheck();
+    if (app.view.embed === 'check') { app.checkedOnce = true; runCheck(); }
   }, () => { root.dataset.state = 'failed'; });
 }
 
@@ -462,6 +462,8 @@ function startSideWork() {
     await runSkewSweep(my);
     await runSlotsSweep(my);
     if (my === sideGen) delete root.dataset.sweeping;
+    // Once the engine is live and idle, verify it once without being asked.
+    if (my === sideGen && app.source.live && !app.checkedOnce) { app.checkedOnce = true; runCheck(); }
   }, app.source.live ? 120 : 0);
 }
 function cancelSweeps() { sideGen++; delete root.dataset.sweeping; for (const k of ['skew', 'slots']) sweepUI(k, null); }
@@ -614,6 +616,8 @@ async function runKV(params) {
 async function runCheck() {
   const btn = $('btn-check');
   btn.disabled = true;
+  delete $('check-summary').dataset.total;
+  delete $('check-summary').dataset.passed;
   $('check-summary').className = 'check-summary';
   $('check-summary').textContent = app.source.live ? 'running in the page…' : 'waiting for the engine to load…';
   try {
