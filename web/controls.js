@@ -51,7 +51,8 @@ export function buildControls(container, fields, { onValue }) {
     }
     const id = `ctl-${f.name}`;
     const row = el('div', { class: 'field', 'data-field': f.name });
-    const unit = f.unit && f.type !== 'choice' && f.type !== 'cost' ? el('span', { class: 'unit', text: ` ${f.unit}` }) : null;
+    const showUnit = f.unit && f.type !== 'choice' && f.type !== 'cost' && !['requests', 'sequences'].includes(f.unit);
+    const unit = showUnit ? el('span', { class: 'unit', text: ` ${f.unit}` }) : null;
     row.append(el('label', { for: id, title: f.description }, document.createTextNode(f.label), unit));
     let input;
     if (f.type === 'choice' || f.type === 'cost') {

@@ -80,7 +80,7 @@ export function embedSnippet(url, figure) {
   const u = new URL(url);
   u.searchParams.delete('lecture');
   u.searchParams.set('embed', figure);
-  const h = { timeline: 460, metrics: 520, skew: 340, slots: 340, cost: 300, kv: 420, check: 300 }[figure] || 420;
+  const h = { timeline: 540, metrics: 640, skew: 400, slots: 400, cost: 380, kv: 460, check: 220 }[figure] || 460;
   const title = `Continuous Batching Explorer: ${figure}`;
   return `<iframe src="${u.href.replace(/"/g, '&quot;')}" width="100%" height="${h}" title="${title}" loading="lazy" referrerpolicy="no-referrer"></iframe>`;
 }

@@ -272,7 +272,7 @@ function ensureLanes() {
 
 function laneView(s) {
   return { passMax: passMax(), playhead: app.pass ?? passMax(), hoverId: app.hover?.s === s || app.hover ? app.hover?.rid : null,
-    focus: app.focus?.s === s ? app.focus : null, lecture: root.classList.contains('lecture') };
+    focus: app.focus?.s === s ? app.focus : null, lecture: root.classList.contains('lecture'), compact: !!root.dataset.embed };
 }
 
 function renderTimelines() {
@@ -306,7 +306,7 @@ function renderPlayer() {
     if (r) parts.push(`${s}: ${fmt(doneBy(r, p))}/${fmt(r.requests.length)} done`);
   }
   $('playhead-readout').textContent = parts.join(' · ');
-  $('btn-play').textContent = app.playing ? '❚❚' : '▶';
+  $('btn-play').textContent = app.playing ? '❚❚ Pause' : '▶ Play';
   $('btn-play').setAttribute('aria-label', app.playing ? 'Pause (space)' : 'Play (space)');
 }
 

@@ -34,12 +34,13 @@ export function indexSegments(result) {
 }
 
 /** Row height that keeps a lane readable for 1 slot and bounded for 4,096. */
-export function laneHeight(slots, lecture = false) {
-  const rowH = rowHeight(slots, lecture);
+export function laneHeight(slots, lecture = false, compact = false) {
+  const rowH = rowHeight(slots, lecture, compact);
   return Math.ceil(rowH * slots) + AXIS_H;
 }
-function rowHeight(slots, lecture) {
-  const maxH = lecture ? 34 : 24, total = lecture ? 300 : 210;
+function rowHeight(slots, lecture, compact) {
+  // compact: an embedded figure has to fit an iframe without scrolling.
+  const maxH = compact ? 16 : lecture ? 34 : 24, total = compact ? 128 : lecture ? 300 : 210;
   return Math.max(Math.min(maxH, total / slots), 0.75);
 }
 
@@ -49,9 +50,9 @@ function rowHeight(slots, lecture) {
 export function draw(canvas, result, view) {
   const idx = indexSegments(result);
   const slots = idx.slots;
-  const { ctx, dpr, w, h } = setupCanvas(canvas, laneHeight(slots, view.lecture));
+  const { ctx, dpr, w, h } = setupCanvas(canvas, laneHeight(slots, view.lecture, view.compact));
   const t = theme();
-  const rowH = rowHeight(slots, view.lecture);
+  const rowH = rowHeight(slots, view.lecture, view.compact);
   const plotW = Math.max(10, w - GUTTER - 4);
   const passMax = Math.max(1, view.passMax || idx.passes || 1);
   const X = (pass) => GUTTER + (pass / passMax) * plotW;
@@ -157,7 +158,7 @@ export function draw(canvas, result, view) {
 /** Which slot / pass / request sits under CSS pixel (x, y)? */
 export function hitTest(canvas, result, view, x, y) {
   const idx = indexSegments(result);
-  const rowH = rowHeight(idx.slots, view.lecture);
+  const rowH = rowHeight(idx.slots, view.lecture, view.compact);
   const plotW = Math.max(10, canvas.clientWidth - GUTTER - 4);
   const passMax = Math.max(1, view.passMax || idx.passes || 1);
   if (x < GUTTER || y < 0 || y >= rowH * idx.slots) return null;

@@ -84,7 +84,7 @@ def test_controls_presets_and_keyboard_show_native_numbers(strict_page, site_url
     page.locator("body").press(" ")
     poll(page, "() => Number(document.getElementById('scrub').value) > 2")
     page.locator("body").press(" ")
-    assert page.text_content("#btn-play") == "▶"
+    assert page.get_attribute("#btn-play", "aria-label") == "Play (space)"
 
 
 def test_shared_url_reproduces_the_view(strict_page, site_url, wait_state, read_metrics, native,
