@@ -9,6 +9,7 @@ lists were cut ({"requests": bool, "segments": bool, "passes_log": bool}).
 import copy
 
 from . import metrics as _metrics
+from . import slo as _slo
 from .core import EngineError, Sim
 from .cost import Cost
 from .policies import get as _get_policy
@@ -157,7 +158,9 @@ def sweep(scenario=None, param="skew", values=(0.0, 0.3, 0.6), schedulers=("stat
         if "speedup" in res:
             pt["speedup"] = res["speedup"]
         points.append(pt)
-    return {"param": param, "path": path, "values": list(values), "points": points}
+    # SLO sizing (py_engine/slo.py): meets_slo per point, best = largest value meeting it
+    return _slo.annotate({"param": param, "path": path, "values": list(values), "points": points},
+                         schedulers, base["slo"])
 
 
 PRESETS = {

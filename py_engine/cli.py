@@ -1,4 +1,4 @@
-"""Command line: python -m py_engine run | compare | sweep | check | bench  [--json].
+"""Command line: python -m py_engine run | compare | sweep | check | bench | kv  [--json].
 
 Scenario flags map to scenario fields (see `python -m py_engine run --help`); `--scenario` takes a
 JSON object or a path to a JSON file, `--trace` a JSONL or CSV file of {arrive, prompt, out}.
@@ -147,6 +147,74 @@ def _describe(sc):
                                                                unit)
 
 
+KV_FLAGS = [("model", "model"), ("gpu", "gpu"), ("dtype", "dtype"), ("kv-dtype", "kv_dtype"),
+            ("layers", "layers"), ("kv-heads", "kv_heads"), ("head-dim", "head_dim"),
+            ("params", "params"), ("weight-bytes", "weight_bytes"), ("gpu-bytes", "gpu_bytes"),
+            ("gpus", "gpus"), ("util", "gpu_mem_utilization"), ("context", "context_len")]
+
+
+def _kv_cmd(args):
+    from . import kv
+    if args.presets:
+        p = kv.presets()
+        if args.json:
+            print(json.dumps(p, indent=1))
+            return 0
+        print("%-14s %-18s %7s %8s %8s %16s %12s" % ("model", "", "layers", "kv_heads", "head_dim",
+                                                   "params", "KV B/token"))
+        for k, m in p["models"].items():
+            print("%-14s %-18s %7d %8d %8d %16s %12s" % (
+                k, m["label"], m["layers"], m["kv_heads"], m["head_dim"], _fmt(m["params"]),
+                _fmt(kv.kv_bytes_per_token(m["layers"], m["kv_heads"], m["head_dim"]))))
+        print()
+        for k, g in p["gpus"].items():
+            print("%-14s %-18s %18s B" % (k, g["label"], _fmt(g["gpu_bytes"])))
+        print("\ndtypes: " + ", ".join("%s = %d B" % kv_ for kv_ in p["dtypes"].items()))
+        return 0
+    params = {key: _value(getattr(args, flag.replace("-", "_")))
+              for flag, key in KV_FLAGS if getattr(args, flag.replace("-", "_")) is not None}
+    r = kv.kv_from_params(params)
+    if args.json:
+        print(json.dumps(r, indent=1))
+        return 0
+    name = r["model"] or ("the article's example" if not params else "custom model")
+    print("%s: %d layers x %d KV heads x head dim %d, KV in %s" % (
+        name, r["layers"], r["kv_heads"], r["head_dim"], r["kv_dtype"]))
+    rows = [("KV bytes per token", "%s B (%.1f KiB) = 2 x %d x %d x %d x %d" % (
+                _fmt(r["bytes_per_token"]), r["bytes_per_token"] / 1024, r["layers"],
+                r["kv_heads"], r["head_dim"], r["kv_dtype_bytes"])),
+            ("GPU memory", "%s B x %d GPU(s) (%s)" % (_fmt(r["gpu_bytes"]), r["gpus"],
+                                                     r["gpu"] or "given")),
+            ("memory utilization", repr(r["gpu_mem_utilization"])),
+            ("weights", "%s B%s" % (_fmt(r["weight_bytes"]), "" if r["params"] is None else
+                                    " (%s params in %s)" % (_fmt(r["params"]), r["dtype"]))),
+            ("KV pool", "%s B" % _fmt(r["kv_pool_bytes"])),
+            ("tokens that fit", _fmt(r["tokens"])),
+            ("sequences of %s" % _fmt(r["context_len"]), _fmt(r["sequences"]))]
+    for label, text in rows:
+        print("  %-22s %s" % (label, text))
+    if not r["fits"]:
+        print("  the weights alone do not fit: add GPUs (--gpus) or use a smaller dtype")
+    return 0
+
+
+def slo_table(r, name):
+    """One scheduler across a sweep: throughput, tail latency, goodput, and the SLO verdict."""
+    slo = r["slo"]
+    lines = ["%-10s %12s %11s %9s %10s %9s %8s %6s" % (
+        r["param"], "tok/s", "TTFT p95", "TBT p95", "goodput/s", "SLO att.", "preempt", "SLO")]
+    for pt in r["points"]:
+        m = pt[name]
+        lines.append("%-10s %12s %11s %9s %10s %9s %8s %6s" % (
+            pt["value"], _fmt(m["throughput_tok_s"], 1), _fmt(m["ttft"]["p95"], 1),
+            _fmt(m["tbt"]["p95"], 2), _fmt(m["goodput_rps"], 3), _fmt(m["slo_attainment"], 3),
+            _fmt(m["preemptions"]), "meets" if m["meets_slo"] else "-"))
+    best = r["best"][name]
+    lines.append("%s: largest %s meeting p95 TTFT <= %g and p95 TBT <= %g: %s" % (
+        name, r["param"], slo["ttft_ms"], slo["tbt_ms"], "none" if best is None else best))
+    return "\n".join(lines)
+
+
 def main(argv=None):
     p = _Parser(prog="python -m py_engine", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
@@ -168,6 +236,12 @@ def main(argv=None):
     ck = sub.add_parser("check", help="self-verification: engine vs the article's references")
     ck.add_argument("--full", action="store_true", help="many more random traces")
     ck.add_argument("--json", action="store_true")
+    kvp = sub.add_parser("kv", help="KV-cache capacity: bytes per token, tokens and sequences "
+                                    "that fit (no flags: the article's example)")
+    for flag, _ in KV_FLAGS:
+        kvp.add_argument("--" + flag, metavar="V")
+    kvp.add_argument("--presets", action="store_true", help="list model and GPU presets")
+    kvp.add_argument("--json", action="store_true")
     bn = sub.add_parser("bench", help="event-driven engine vs step loop; 1M requests")
     bn.add_argument("--quick", action="store_true", help="smaller sizes")
     args = p.parse_args(argv)
@@ -185,6 +259,8 @@ def main(argv=None):
                         print("FAIL %s: %s" % (c["name"], c["detail"]))
                 print("%d passed, %d failed" % (r["passed"], r["failed"]))
             return 1 if r["failed"] else 0
+        if args.cmd == "kv":
+            return _kv_cmd(args)
         if args.cmd == "bench":
             from . import bench
             bench.main(quick=args.quick)
@@ -205,9 +281,13 @@ def main(argv=None):
                 r["speedup"]["passes"], r["speedup"]["time"])
         else:
             values = [_value(v.strip()) for v in args.values.split(",") if v.strip()]
-            r = api.sweep(sc, args.param, values)
+            name = sc.pop("scheduler", None)  # --scheduler X: sweep X alone, sized to the SLO
+            r = api.sweep(sc, args.param, values, (name,) if name else ("static", "continuous"))
             if args.json:
                 print(json.dumps(r, indent=1, allow_nan=False))
+                return 0
+            if name:
+                print(slo_table(r, name))
                 return 0
             print("%-10s %10s %10s %10s %10s %8s %8s" % (args.param, "speedup", "time x",
                                                          "static u", "cont. u", "static",
