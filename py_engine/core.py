@@ -260,6 +260,8 @@ class Sim:
         done_pass, done_tick = self.done_pass, self.done_tick
         kv_hook = getattr(policy, "kv_tokens", None)  # optional override (e.g. KV in blocks)
         schedule, horizon, wants_arrivals = policy.schedule, policy.horizon, policy.wants_arrivals
+        if getattr(type(policy).horizon, "no_limit", False):
+            horizon = None  # the base class's "no policy limit": skip the call on every run
         log_cap = self.log_cap
         l_count = log["count"]
         a_count, a_start, a_rows, a_ptoks, a_cost, a_useful, a_kv = (
@@ -298,11 +300,12 @@ class Sim:
                 cost += self._extra_cost
                 self._extra_cost = 0
                 k = 1
-            h = horizon()
-            if h is not None and h < k:
-                if h < 1:
-                    raise EngineError("policy %s returned horizon %r < 1" % (policy.name, h))
-                k = h
+            if horizon is not None:
+                h = horizon()
+                if h is not None and h < k:
+                    if h < 1:
+                        raise EngineError("policy %s returned horizon %r < 1" % (policy.name, h))
+                    k = h
             if na < n and not waiting and wants_arrivals():
                 ka = -(-(arrive[na] - now) // cost)  # first pass starting at/after the arrival
                 if ka < k:

@@ -8,7 +8,9 @@ from .base import Policy, register
 @register("continuous")
 class Continuous(Policy):
     def schedule(self):
-        sim, chunk = self.sim, self.chunk
-        waiting = sim.waiting
-        while sim.free and waiting:
-            sim.admit(waiting.popleft(), chunk)
+        sim = self.sim
+        free, waiting = sim.free, sim.waiting
+        if free and waiting:
+            admit, chunk = sim.admit, self.chunk
+            while free and waiting:
+                admit(waiting.popleft(), chunk)
