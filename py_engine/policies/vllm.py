@@ -39,10 +39,6 @@ from ..scenario import ScenarioError
 from .base import Policy, register
 
 
-def _cdiv(a, b):
-    return -(-a // b)
-
-
 def _kv_after(kv, k, left):
     """KV after a pass that gives `k` tokens to a request with `left` prompt tokens to go
     (0 = decoding: one token); a pass that finishes the prompt also reserves the sampled token."""
@@ -74,43 +70,39 @@ class VLLM(Policy):
         """A request whose whole KV (prompt + output) exceeds the pool could never finish."""
         sim, bs = self.sim, self.block
         worst = max(range(sim.n), key=lambda i: sim.prompt[i] + sim.out[i])
-        need = _cdiv(sim.prompt[worst] + sim.out[worst], bs)
+        need = -(-(sim.prompt[worst] + sim.out[worst]) // bs)
         if need > self.blocks:
             raise ScenarioError(
                 "server.kv_tokens", kv_tokens,
                 "at least %d (request %d needs prompt %d + output %d tokens = %d blocks of %d)"
                 % (need * bs, worst, sim.prompt[worst], sim.out[worst], need, bs))
 
-    # ------------------------------------------------------------ state of a running request
-    def _state(self, rid):
-        """(kv tokens now, prompt tokens left before its next token, is decoding)."""
-        sim = self.sim
-        slot = self.slot_of[rid]
-        r = sim.res[slot]
-        if r.phase == PREFILL:
-            left = r.pf_left - (sim.passes - r.pf_at) * r.chunk
-        elif r.phase == DECODE:
-            left = 0
-        else:  # FINAL or PAUSED
-            left = r.pf_left
-        return sim.resident_kv(slot), left, left == 0
-
-    def _running(self, rid):
-        slot = self.slot_of.get(rid)
-        if slot is None:
-            return False
-        r = self.sim.res[slot]
-        if r is None or r.rid != rid:
-            del self.slot_of[rid]
-            return False
-        return True
-
     # ------------------------------------------------------------ hooks
     def schedule(self):
-        sim, bs, total = self.sim, self.block, self.blocks
-        self.order = order = [rid for rid in self.order if self._running(rid)]
-        state = {rid: self._state(rid) for rid in order}
-        used = sum(_cdiv(kv, bs) for kv, _, _ in state.values())
+        sim, bs, total, chunk = self.sim, self.block, self.blocks, self.chunk
+        res, passes, slot_of = sim.res, sim.passes, self.slot_of
+        # Running requests now: kv tokens, prompt tokens left before the next token (0 = decoding).
+        order, state, used = [], {}, 0
+        decodes, prefills = [], []
+        for rid in self.order:
+            slot = slot_of[rid]
+            r = res[slot]
+            if r is None or r.rid != rid:   # finished in the last run
+                del slot_of[rid]
+                continue
+            phase = r.phase
+            if phase == PREFILL:
+                left = r.pf_left - (passes - r.pf_at) * r.chunk
+            elif phase == DECODE:
+                left = 0
+            else:  # FINAL or PAUSED
+                left = r.pf_left
+            kv = sim.resident_kv(slot)
+            state[rid] = (kv, left)
+            used += -(-kv // bs)
+            order.append(rid)
+            (prefills if left else decodes).append(rid)
+        self.order = order
         budget = self.budget
         sched = {}             # rid -> (tokens this pass, blocks added)
         preempted = []
@@ -118,72 +110,76 @@ class VLLM(Policy):
         def preempt_newest():
             nonlocal used, budget
             v = order.pop()
-            kv, left, _ = state[v]
+            kv, left = state[v]
             if v in sched:
                 k, added = sched.pop(v)
                 budget += k
                 used -= added
-            used -= _cdiv(kv, bs)
-            slot = self.slot_of.pop(v)
-            sim.evict(slot)
+            held = -(-kv // bs)
+            used -= held
+            sim.evict(slot_of.pop(v))
             if self.swap:
                 self.saved[v] = (kv, left)
-                self.swap_out_blocks += _cdiv(kv, bs)
-                sim.add_cost(_cdiv(kv, bs) * self.swap_ticks)
+                self.swap_out_blocks += held
+                sim.add_cost(held * self.swap_ticks)
             else:
                 self.recomputed += kv
             preempted.append(v)
             return v
 
-        decodes = [rid for rid in order if state[rid][2]]
-        prefills = [rid for rid in order if not state[rid][2]]
         for rid in decodes + prefills:
-            if budget <= 0 or rid not in self.slot_of:
+            if budget <= 0 or rid not in slot_of:
                 continue
-            kv, left, decoding = state[rid]
-            k = 1 if decoding else min(self.chunk, left, budget)
-            add = _cdiv(_kv_after(kv, k, left), bs) - _cdiv(kv, bs)
-            while total is not None and add > total - used:
-                if preempt_newest() == rid:
-                    break
-            if rid not in self.slot_of:
-                continue
+            kv, left = state[rid]
+            k = min(chunk, left, budget) if left else 1
+            add = -(-_kv_after(kv, k, left) // bs) + (kv // -bs)
+            if total is not None:
+                while add > total - used:
+                    if preempt_newest() == rid:
+                        break
+                if rid not in slot_of:
+                    continue
             used += add
             sched[rid] = (k, add)
             budget -= k
 
         # Shape the batch: chunk sizes, and residents the budget leaves out of this pass.
+        grow = []              # (kv at the start of the run, KV tokens added per pass)
         for rid in order:
-            slot = self.slot_of[rid]
-            r = sim.res[slot]
+            slot = slot_of[rid]
+            r = res[slot]
+            kv, left = state[rid]
             if rid not in sched:
                 sim.pause(slot)
+                grow.append((kv, 0))
                 continue
             k = sched[rid][0]
             if r.phase == PAUSED:
                 sim.unpause(slot, k)
-            elif not state[rid][2] and r.chunk != k:
+            elif left and r.chunk != k:
                 sim.set_chunk(slot, k)
+            grow.append((kv, _kv_after(0, k, left)))
 
         if not preempted:
-            waiting = sim.waiting
-            while waiting and sim.free and budget > 0:
+            waiting, free = sim.waiting, sim.free
+            while waiting and free and budget > 0:
                 rid = waiting[0]
                 kv, left = self.saved.get(rid, (0, None))
                 if left is None:  # new, or recompute: (re)prefill prompt + tokens emitted
                     left = sim.prompt[rid] + sim.emitted[rid]
-                k = 1 if left == 0 else min(self.chunk, left, budget)
-                want = _cdiv(_kv_after(kv, k, left), bs)
+                k = min(chunk, left, budget) if left else 1
+                want = -(-_kv_after(kv, k, left) // bs)
                 if total is not None and want > total - used:
                     break
                 waiting.popleft()
                 if rid in self.saved:
                     del self.saved[rid]
-                    blocks_in = _cdiv(kv, bs)
-                    self.swap_in_blocks += blocks_in
-                    sim.add_cost(blocks_in * self.swap_ticks)
-                self.slot_of[rid] = sim.admit(rid, k if left else self.chunk, prefill=left, kv0=kv)
+                    held = -(-kv // bs)
+                    self.swap_in_blocks += held
+                    sim.add_cost(held * self.swap_ticks)
+                slot_of[rid] = sim.admit(rid, k if left else chunk, prefill=left, kv0=kv)
                 order.append(rid)
+                grow.append((kv, _kv_after(0, k, left)))
                 used += want
                 budget -= k
         # The victims go back to the head of the queue, the oldest of them first.
@@ -191,31 +187,24 @@ class VLLM(Policy):
             sim.waiting.appendleft(v)
         self.preempted = bool(preempted)
         self.left = budget
+        self.grow = grow
 
     def horizon(self):
         """Passes the batch can run before some request needs a block that is not free."""
         if self.preempted:
             return 1  # admission was skipped in this pass; it resumes in the next one
-        if self.blocks is None:
+        total = self.blocks
+        if total is None:
             return None
-        sim, bs, total = self.sim, self.block, self.blocks
-        grow = []              # (kv now, tokens added per pass) of each scheduled resident
-        kmax = None
-        for rid in self.order:
-            slot = self.slot_of[rid]
-            r = sim.res[slot]
-            if r.phase == PAUSED:
-                grow.append((sim.resident_kv(slot), 0))
-                continue
-            g = 1 if r.phase == DECODE else r.chunk if r.phase == PREFILL else r.pf_left + 1
-            grow.append((sim.resident_kv(slot), g))
-            end = r.target - sim.passes
-            kmax = end if kmax is None or end < kmax else kmax
+        sim, bs, grow = self.sim, self.block, self.grow
+        res, slot_of, passes = sim.res, self.slot_of, sim.passes
+        kmax = min((res[slot_of[rid]].target for rid in self.order
+                    if res[slot_of[rid]].phase != PAUSED), default=passes + 1) - passes
 
         def demand(j):
-            return sum(_cdiv(kv + j * g, bs) for kv, g in grow)
+            return sum(-(-(kv + j * g) // bs) for kv, g in grow)
 
-        if kmax is None or demand(kmax) <= total:
+        if kmax <= 1 or demand(kmax) <= total:
             return None
         lo, hi = 1, kmax       # demand(lo) <= total (schedule() made room) < demand(hi)
         while hi - lo > 1:
