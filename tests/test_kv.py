@@ -115,3 +115,9 @@ def test_bad_input_names_the_field(params, field):
 
 def test_doctests():
     assert doctest.testmod(kv).failed == 0
+
+
+def test_package_exports_kv_capacity():
+    import py_engine
+    assert py_engine.kv_capacity is kv.kv_capacity
+    assert py_engine.kv_bytes_per_token(32, 8, 128) == 131_072
