@@ -80,10 +80,11 @@ async function boot() {
   src.readyPromise.then(async () => {
     performance.mark('cbx:engine-ready');
     // Re-run in the page what the snapshot answered, so "ready" means the engine's own numbers.
+    await app.inflight;          // a run that was waiting for the engine is already engine-made
     if (!app.cmp || app.cmpFromSnapshot) await recompute();
     root.dataset.state = 'ready';
     startSideWork();
-    if (app.view.embed === 'check') { app.checkedOnce = true; runCheck(); }
+    if (app.view.embed === 'check') runCheck();
   }, () => { root.dataset.state = 'failed'; });
 }
 
@@ -179,7 +180,11 @@ function schedulers() { return app.view.vllm ? ['static', 'continuous', 'vllm'] 
 
 // ------------------------------------------------------------------ engine calls
 let gen = 0;
-async function recompute() {
+function recompute() {
+  app.inflight = compute();
+  return app.inflight;
+}
+async function compute() {
   const my = ++gen;
   const scenario = S.scenarioFrom(app.fields, app.values);
   const req = S.compareRequest(scenario, app.view.vllm);
@@ -271,7 +276,8 @@ function ensureLanes() {
 }
 
 function laneView(s) {
-  return { passMax: passMax(), playhead: app.pass ?? passMax(), hoverId: app.hover?.s === s || app.hover ? app.hover?.rid : null,
+  // The hovered request is outlined in every lane, so its fate under each scheduler lines up.
+  return { passMax: passMax(), playhead: app.pass ?? passMax(), hoverId: app.hover?.rid ?? null,
     focus: app.focus?.s === s ? app.focus : null, lecture: root.classList.contains('lecture'), compact: !!root.dataset.embed };
 }
 
@@ -463,7 +469,7 @@ function startSideWork() {
     await runSlotsSweep(my);
     if (my === sideGen) delete root.dataset.sweeping;
     // Once the engine is live and idle, verify it once without being asked.
-    if (my === sideGen && app.source.live && !app.checkedOnce) { app.checkedOnce = true; runCheck(); }
+    if (my === sideGen && app.source.live && !app.checkedOnce) runCheck();
   }, app.source.live ? 120 : 0);
 }
 function cancelSweeps() { sideGen++; delete root.dataset.sweeping; for (const k of ['skew', 'slots']) sweepUI(k, null); }
@@ -615,6 +621,9 @@ async function runKV(params) {
 
 async function runCheck() {
   const btn = $('btn-check');
+  if (app.checking) return;
+  app.checking = true;
+  app.checkedOnce = true;     // asked for (or done): no automatic run on top of it
   btn.disabled = true;
   delete $('check-summary').dataset.total;
   delete $('check-summary').dataset.passed;
@@ -629,6 +638,7 @@ async function runCheck() {
     $('check-summary').className = 'check-summary fail';
   } finally {
     btn.disabled = false;
+    app.checking = false;
   }
 }
 
