@@ -81,6 +81,13 @@ def test_engine_equals_brute_force_reference(case):
         at += c
         assert kv == rp[at - 1]["kv_tokens"]
     m = res["metrics"]
+    # Time between tokens, pooled over every request's consecutive tokens (nearest rank), also
+    # across preemptions (the first token after a resume gaps from the last one before it).
+    gaps = sorted(b - a for r in ref["requests"] for a, b in zip(r["token_times"],
+                                                                  r["token_times"][1:]))
+    for p in (50, 95, 99):
+        want = gaps[max(1, -(-p * len(gaps) // 100)) - 1] / TICKS if gaps else None
+        assert m["tbt"]["p%d" % p] == want
     assert m["kv_peak_tokens"] == max(p["kv_tokens"] for p in rp)
     assert m["preemptions"] == sum(len(p["preempted"]) for p in rp)
     assert m["swap_out_blocks"] == ref["swapped_blocks"]["out"]
@@ -101,6 +108,18 @@ def test_invariants_under_tight_kv(case):
     for r in res["requests"]:
         assert r["arrive"] <= r["admit"] <= r["first_token"] <= r["done"]
         assert r["first_token_pass"] <= r["done_pass"] <= m["passes"]
+    # Segments (what the page draws): never two requests in one slot at once, and they add up
+    # to the slot-step tally.
+    by_slot = {}
+    for slot, rid, phase, a, b in res["segments"]:
+        assert 0 <= slot < case["slots"] and 1 <= a <= b <= m["passes"] and rid >= 0
+        by_slot.setdefault(slot, []).append((a, b))
+    for spans in by_slot.values():
+        spans.sort()
+        assert all(x[1] < y[0] for x, y in zip(spans, spans[1:]))
+    for phase in ("useful", "prefill"):
+        assert sum(b - a + 1 for _, _, ph, a, b in res["segments"] if ph == phase) == \
+            m["slot_steps"][phase]
     # KV in use never exceeds the budget (a run's KV only grows, so its end is its peak).
     assert max(log["kv_tokens"]) <= case["kv"]
     assert m["kv_peak_tokens"] <= case["kv"]
