@@ -36,12 +36,14 @@ Output encodings (what `segments` and `passes_log` in a result mean):
         A slot with no segment covering a pass is idle in that pass. Consecutive passes of one
         request in one phase form one segment.
     passes_log: columnar run-length table, one entry per run of identical passes, in order:
-        {"count": [...], "rows": [...], "prefill_tokens": [...], "cost": [...],
+        {"count": [...], "start": [...], "rows": [...], "prefill_tokens": [...], "cost": [...],
          "useful": [...], "kv_tokens": [...]}
-        run i covers passes (sum(count[:i]) + 1) .. sum(count[:i+1]); rows, prefill_tokens, cost
-        (cost unit) and useful are per pass; kv_tokens is the KV-cache occupancy at the end of the
-        run (its peak, since KV only grows inside a run). Idle time between runs (waiting for an
-        arrival or a static group to fill) is not a pass; `start` gives each run's start time.
+        run i covers passes (sum(count[:i]) + 1) .. sum(count[:i+1]) and starts at time start[i]
+        (cost unit); rows (rows computed, idle slots excluded), prefill_tokens, cost (cost unit)
+        and useful (tokens emitted) are per pass; kv_tokens is the KV-cache occupancy at the end of
+        the run (its peak, since KV only grows inside a run). Idle time between runs (waiting for
+        an arrival or for a static group to fill) is no pass: start[i+1] > start[i] + count[i] *
+        cost[i] there. In the Sim these are integer ticks; api.py converts start/cost to floats.
 """
 
 import heapq
@@ -83,7 +85,8 @@ class Sim:
         self._ver = 0
         self._wait_until = None
         self._extra_cost = 0
-        self._pending_gaps = []         # FINAL residents whose token follows a preemption
+        self._pending_gaps = []         # residents whose next token's gap is not the pass cost
+                                        # (first token after a preemption or a pause)
         # per-pass aggregates of the current batch
         self.rows = self.ptoks = self.n_useful = self.n_prefill = self.n_pad = self.n_gap = 0
         self.kv = 0                     # tokens in KV over residents: prefilled + emitted
@@ -415,10 +418,11 @@ class Sim:
 
     def _decode_progress(self, r):
         rid, k = r.rid, self.passes - r.dec_at
-        self.emitted[rid] += k
-        r.out_left -= k
-        r.dec_at = self.passes
-        self.last_tick[rid] = self.now  # a decoding resident emitted in the pass that just ended
+        if k:  # it emitted in every pass since dec_at, the last one ending now
+            self.emitted[rid] += k
+            r.out_left -= k
+            r.dec_at = self.passes
+            self.last_tick[rid] = self.now
 
     def _kv_of(self, r):
         kv = r.kv0 + r.pf_done + (0 if r.ghost else self.emitted[r.rid] - r.emit0)
