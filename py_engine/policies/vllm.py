@@ -79,6 +79,8 @@ class VLLM(Policy):
 
     # ------------------------------------------------------------ hooks
     def schedule(self):
+        if self.blocks is None:
+            return self._schedule_unlimited()
         sim, bs, total, chunk = self.sim, self.block, self.blocks, self.chunk
         res, passes, slot_of = sim.res, sim.passes, self.slot_of
         # Running requests now: kv tokens, prompt tokens left before the next token (0 = decoding).
@@ -188,6 +190,54 @@ class VLLM(Policy):
         self.preempted = bool(preempted)
         self.left = budget
         self.grow = grow
+
+    def _schedule_unlimited(self):
+        """schedule() without a KV limit: no blocks to count and nobody to preempt, so only the
+        token budget shapes the pass (same rules, a fraction of the work per event)."""
+        sim, chunk, slot_of, res, passes = self.sim, self.chunk, self.slot_of, self.sim.res, \
+            self.sim.passes
+        order, decodes, prefills = [], [], []
+        for rid in self.order:
+            slot = slot_of[rid]
+            r = res[slot]
+            if r is None or r.rid != rid:   # finished in the last run
+                del slot_of[rid]
+                continue
+            order.append(rid)
+            phase = r.phase
+            if phase == DECODE:
+                decodes.append(r)
+                continue
+            left = r.pf_left - (passes - r.pf_at) * r.chunk if phase == PREFILL else r.pf_left
+            (prefills if left else decodes).append((r, left) if left else r)
+        self.order = order
+        budget = self.budget
+        for i, r in enumerate(decodes):   # decodes first, one token each
+            if i < budget:
+                if r.phase == PAUSED:
+                    sim.unpause(r.slot, chunk)
+            else:
+                sim.pause(r.slot)
+        budget = max(0, budget - len(decodes))
+        for r, left in prefills:          # then prefill chunks, oldest first
+            k = min(chunk, left, budget)
+            if k == 0:
+                sim.pause(r.slot)
+            elif r.phase == PAUSED:
+                sim.unpause(r.slot, k)
+            elif r.chunk != k:
+                sim.set_chunk(r.slot, k)
+            budget -= k
+        waiting, free = sim.waiting, sim.free
+        while waiting and free and budget > 0:
+            rid = waiting.popleft()
+            left = sim.prompt[rid] + sim.emitted[rid]
+            k = min(chunk, left, budget)
+            slot_of[rid] = sim.admit(rid, k, prefill=left)
+            order.append(rid)
+            budget -= k
+        self.preempted = False
+        self.left = budget
 
     def horizon(self):
         """Passes the batch can run before some request needs a block that is not free."""
