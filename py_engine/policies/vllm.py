@@ -14,13 +14,22 @@ Per pass, with ``budget = server.max_num_batched_tokens`` and ``slots`` = max_nu
 3. WAITING next, FCFS, only if nobody was preempted in this pass (as vLLM v1): admit while a slot,
    budget and the blocks for the first chunk remain; the first request that does not fit stops
    admission (no skipping ahead).
+A running request the budget leaves out of a pass keeps its slot and KV but is not in the batch
+(an idle slot-step). With decodes first and admission only while budget remains this does not
+happen unless max_num_batched_tokens < the number of decoding requests.
+
+The pool is given in tokens (``server.kv_tokens``); to size it from a model and a GPU use
+``py_engine.kv_capacity`` (CLI ``python -m py_engine kv``, protocol method ``kv``) and pass its
+``tokens``. A request whose prompt + output cannot fit the whole pool is a ScenarioError on
+``server.kv_tokens`` (it could never finish).
 
 Preemption modes (server.preemption):
 - ``recompute``: the victim's blocks are freed; it goes back to the head of the waiting queue and,
   when re-admitted, prefills ``prompt + tokens emitted`` again (vLLM recomputes the generated tokens
   too); that prefill's last chunk emits the next token, so no token is ever emitted twice.
-- ``swap``: the victim's blocks move to host memory and back on re-admission. Each direction costs
-  ``blocks × block_size × kv_bytes_per_token / pcie_gb_s`` (whole blocks move), added to the pass
+- ``swap``: the blocks holding the victim's KV move to host memory and back on re-admission. Each
+  direction costs ``blocks × block_size × kv_bytes_per_token / pcie_gb_s`` (whole blocks move; host
+  memory is unlimited), added to the pass
   that performs it; the request resumes exactly where it stopped. The transfer is computed in ns
   and added as ticks, so under the ``unit`` cost model one pass counts as 1 ms (as for rates).
 
@@ -34,7 +43,7 @@ pass). Counters: per-request and total ``preemptions`` (the core), plus ``swap_o
 ``swap_in_blocks``, ``swap_ms`` and ``recomputed_tokens`` (KV tokens thrown away) in metrics.
 """
 
-from ..core import DECODE, FINAL, PAUSED, PREFILL
+from ..core import DECODE, PAUSED, PREFILL
 from ..scenario import ScenarioError
 from .base import Policy, register
 
