@@ -291,6 +291,9 @@ class Sim:
                 raise EngineError("policy %s stalled with %d waiting and nothing resident"
                                   % (policy.name, len(waiting)))
             while True:
+                if not heap:
+                    raise EngineError("policy %s paused every resident: no pass can run"
+                                      % policy.name)
                 t, slot, ver = heap[0]
                 r = res[slot]
                 if r is not None and r.ver == ver:
