@@ -6,11 +6,11 @@ import * as S from './state.js';
 import { buildControls, el } from './controls.js';
 import { draw as drawLane, hitTest, doneBy, timeAt, segmentAt, indexSegments } from './timeline.js';
 import { drawKV } from './kvstrip.js';
-import { lineChart } from './charts.js';
+import * as SW from './sweeps.js';
 import { renderCards } from './cards.js';
 import { stallRequests, renderStall, buildKV, renderKV, renderCheck } from './panels.js';
 import * as X from './export.js';
-import { invalidateTheme, fmt, fmtPct, fmtTime, theme, colorFor } from './canvas-kit.js';
+import { invalidateTheme, fmt, fmtPct, fmtTime, colorFor } from './canvas-kit.js';
 
 const root = document.documentElement;
 const $ = (id) => document.getElementById(id);
@@ -21,8 +21,6 @@ const LANES = {
   continuous: ['Continuous batching', 'iteration-level: a finished slot is refilled on the next pass'],
   vllm: ['vLLM-style', 'paged KV budget, token budget per pass, preemption'],
 };
-const SKEWS = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
-const SLOTS = [1, 2, 4, 8, 16, 32, 64, 128];
 
 const app = {
   source: new Source(),
@@ -197,7 +195,9 @@ async function compute() {
     $('timeline-wait').hidden = false;
   }
   try {
+    const tCall = performance.now();
     const cmp = await app.source.call(req.method, req.params);
+    performance.measure('cbx:engine', { start: tCall, end: performance.now() });
     if (my !== gen) return;
     app.req = req;
     app.cmp = cmp;
@@ -309,7 +309,9 @@ function renderPlayer() {
   const parts = [`pass ${fmt(p)} of ${fmt(pm)}`];
   for (const s of schedulers()) {
     const r = app.cmp?.[s];
-    if (r) parts.push(`${s}: ${fmt(doneBy(r, p))}/${fmt(r.requests.length)} done`);
+    if (!r) continue;
+    const t = timeAt(r, Math.min(p, r.metrics.passes));
+    parts.push(`${s}: ${fmt(doneBy(r, p))}/${fmt(r.requests.length)} done${t == null ? '' : ` by ${fmtTime(t, unitOf(r))}`}`);
   }
   $('playhead-readout').textContent = parts.join(' · ');
   $('btn-play').textContent = app.playing ? '❚❚ Pause' : '▶ Play';
@@ -502,76 +504,29 @@ async function sweep(my, kind, xs, request, onPoint) {
 }
 
 async function runSkewSweep(my) {
-  const values = app.values;
-  const base = S.scenarioFrom(app.fields, values);
-  await sweep(my, 'skew', SKEWS, (x) => S.sweepRequest(base, 'skew', x), (pts) => {
-    app.sweeps.skew = pts.map(([x, r]) => { const p = r?.points?.[0]; return [x, p?.speedup?.time ?? null, p?.speedup?.passes ?? null]; });
+  const base = S.scenarioFrom(app.fields, app.values);
+  await sweep(my, 'skew', SW.SKEWS, (x) => SW.skewRequest(base, x), (pts) => {
+    app.sweeps.skew = pts.map(([x, r]) => [x, ...SW.skewPoint(r)]);
     drawSkew();
   });
 }
 
-function drawSkew() {
-  const pts = app.sweeps.skew, t = theme();
-  const cur = app.values.skew;
-  const near = pts.reduce((b, p) => (b == null || Math.abs(p[0] - cur) < Math.abs(b[0] - cur) ? p : b), null);
-  lineChart($('chart-skew'), {
-    height: 240,
-    x: { label: 'length skew (0 = identical lengths)', min: 0, max: 0.9, fmt: (v) => v.toFixed(1) },
-    y: { label: 'speedup ×', min: 0, fmt: (v) => `×${v.toFixed(v < 10 ? 1 : 0)}` },
-    series: [
-      { name: 'in time', color: t.accent, points: pts.map((p) => [p[0], p[1], near && p[0] === near[0] && p[1] != null ? `×${p[1].toFixed(2)}` : '']) },
-      { name: 'in passes', color: '#E69F00', dash: [4, 3], points: pts.map((p) => [p[0], p[2]]) },
-    ],
-    hlines: [{ y: 1, label: '×1: no gain', color: t.muted }],
-    marks: cur != null ? [{ x: Math.min(0.9, cur), label: `this scenario: skew ${cur}`, color: t.ink, row: 1 }] : [],
-    pending: SKEWS.filter((x) => !pts.some((p) => p[0] === x)),
-  });
-}
+function drawSkew() { SW.drawSkew($('chart-skew'), app.sweeps.skew, app.values.skew); }
 
 async function runSlotsSweep(my) {
-  const values = app.values;
   const sched = app.view.vllm ? 'vllm' : 'continuous';
   $('slots-sched').textContent = sched === 'vllm' ? 'vLLM-style' : 'continuous';
-  const base = S.scenarioFrom(app.fields, values);
-  await sweep(my, 'slots', SLOTS, (x) => S.sweepRequest(base, 'slots', x, [sched]), (pts) => {
-    app.sweeps.slots = pts.map(([x, r]) => { const m = r?.points?.[0]?.[sched]; return [x, m?.throughput_tok_s ?? null, m?.ttft?.p95 ?? null]; });
+  const base = S.scenarioFrom(app.fields, app.values);
+  await sweep(my, 'slots', SW.SLOTS, (x) => SW.slotsRequest(base, x, sched), (pts) => {
+    app.sweeps.slots = pts.map(([x, r]) => [x, ...SW.slotsPoint(r, sched)]);
     drawSlots();
   });
 }
 
-/** Keep the SLO line readable: a queue-bound TTFT at 1 slot can be 100× the SLO. */
-function ttftAxisMax(values, slo) {
-  const v = values.filter((x) => x != null);
-  if (!v.length) return undefined;
-  const top = Math.max(...v);
-  const cap = Math.max(4 * slo, 1.2 * Math.min(...v));
-  return top > cap ? cap : undefined;
-}
-
 function drawSlots() {
-  const pts = app.sweeps.slots, t = theme();
-  const slo = app.values.ttft_ms;
-  const ok = pts.filter((p) => p[2] != null && p[2] <= slo);
-  const best = ok.length ? Math.max(...ok.map((p) => p[0])) : null;
-  const unit = app.values.cost === 'unit' ? 'pass' : 'ms';
-  const ttftColor = '#D55E00';
-  lineChart($('chart-slots'), {
-    height: 240,
-    x: { label: 'slots (max_num_seqs)', min: 1, max: SLOTS[SLOTS.length - 1], log2: true, ticks: SLOTS, fmt: String },
-    y: { label: 'throughput (tok/s)', min: 0, color: t.accent },
-    y2: { label: `p95 TTFT (${unit})`, min: 0, color: ttftColor, max: ttftAxisMax(pts.map((p) => p[2]), slo) },
-    series: [
-      { name: 'throughput', color: t.accent, points: pts.map((p) => [p[0], p[1]]), highlight: app.values.slots },
-      { name: 'p95 TTFT', color: ttftColor, axis: 'y2', points: pts.map((p) => [p[0], p[2]]), highlight: app.values.slots },
-    ],
-    hlines: [{ y: slo, axis: 'y2', label: `TTFT SLO ${fmtTime(slo, unit)}`, color: t.bad, align: 'left' }],
-    marks: best != null ? [{ x: best, label: `largest that meets the SLO: ${best}`, color: t.good }] : [],
-    pending: SLOTS.filter((x) => !pts.some((p) => p[0] === x)),
+  SW.drawSlots($('chart-slots'), app.sweeps.slots, {
+    slo: app.values.ttft_ms, slots: app.values.slots, unit: app.values.cost === 'unit' ? 'pass' : 'ms',
   });
-  $('chart-slots').setAttribute('aria-label', best != null
-    ? `Throughput and p95 TTFT versus slots; ${best} slots is the largest setting that meets the TTFT SLO`
-    : 'Throughput and p95 TTFT versus slots; no setting meets the TTFT SLO');
-  $('chart-slots').dataset.best = best == null ? '' : String(best);
 }
 
 async function runStall(my) {

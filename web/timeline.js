@@ -187,17 +187,18 @@ export function doneBy(result, p) {
   return n;
 }
 
-/** Simulated time at the end of pass p, from the run-length passes_log. */
+/** Simulated time at the end of pass p, from the run-length passes_log (run starts + costs). */
 export function timeAt(result, p) {
   const log = result.passes_log;
   if (!log) return null;
-  const runs = log.runs ?? log.count ?? log.n ?? null;
+  const runs = log.count;
   const cost = log.cost;
   if (!runs || !cost) return null;
-  let t = 0, done = 0;
-  for (let i = 0; i < runs.length && done < p; i++) {
-    const k = Math.min(runs[i], p - done);
-    t += k * cost[i]; done += k;
+  // Idle gaps between runs (waiting for arrivals) are in `start`, not in the costs.
+  let done = 0;
+  for (let i = 0; i < runs.length; i++) {
+    if (done + runs[i] >= p) return (log.start?.[i] ?? 0) + (p - done) * cost[i];
+    done += runs[i];
   }
-  return t;
+  return null;
 }
