@@ -176,10 +176,16 @@ PRESETS = {
                "description": "slots = 1: both schedulers run one request at a time, speedup 1.00.",
                "scenario": {"server": {"slots": 1}}},
     "chat": {"label": "Chat (Poisson arrivals)",
-             "description": "256 requests arriving as a Poisson stream at 20 req/s, 16 slots.",
+             "description": "256 requests arriving as a Poisson stream at 4 req/s on 16 slots "
+                            "(about 60% busy): continuous keeps TTFT low, static queues.",
              "scenario": {"workload": {"requests": 256, "arrival": {"kind": "poisson",
-                                                                     "rate": 20.0}},
+                                                                     "rate": 4.0}},
                           "server": {"slots": 16}}},
+    "kv_pressure": {"label": "KV pressure (vllm)",
+                    "description": "The vllm policy with a KV cache of 3,000 tokens: the batch "
+                                   "fits at admission, overflows later, and requests are "
+                                   "preempted (recompute).",
+                    "scenario": {"scheduler": "vllm", "server": {"kv_tokens": 3000}}},
     "long_docs": {"label": "Long documents",
                   "description": "Prompts of ~4,000 tokens with short answers: prefill dominates, "
                                  "chunked prefill matters.",
