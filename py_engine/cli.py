@@ -122,14 +122,22 @@ def _get(m, dotted):
     return m
 
 
+# vllm's additive counters, shown when a result has them
+EXTRA_ROWS = [("recomputed tokens", "recomputed_tokens", 0),
+              ("swap blocks out", "swap_out_blocks", 0), ("swap blocks in", "swap_in_blocks", 0),
+              ("swap time", "swap_ms", 2)]
+
+
 def metrics_table(results):
     names = list(results)
     width = max(12, *(len(n) for n in names))
     lines = ["%-18s" % "" + "".join(("%" + str(width + 2) + "s") % n for n in names)]
-    for label, path, digits in ROWS:
+    extra = [row for row in EXTRA_ROWS if any(row[1] in results[n]["metrics"] for n in names)]
+    for label, path, digits in ROWS + extra:
         cells = []
         for n in names:
-            v = _get(results[n]["metrics"], path)
+            m = results[n]["metrics"]
+            v = m.get(path) if (label, path, digits) in extra else _get(m, path)
             cells.append(("%" + str(width + 2) + "s") % _fmt(v, digits if isinstance(v, float)
                                                              else 0))
         lines.append("%-18s" % label + "".join(cells))
