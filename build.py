@@ -405,7 +405,10 @@ def make_server(directory: Path, port: int = 0, quiet: bool = False) -> SiteServ
 
 
 def serve(port: int) -> None:
-    server = make_server(DIST, port)
+    try:
+        server = make_server(DIST, port)
+    except OSError as e:
+        raise BuildError(f"cannot listen on 127.0.0.1:{port} ({e.strerror}); try --port 0") from None
     url = f"http://127.0.0.1:{server.server_address[1]}/"
     print(f"Serving {DIST} at {url}  (Ctrl-C to stop)", flush=True)
     try:
