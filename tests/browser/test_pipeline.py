@@ -221,6 +221,23 @@ def test_missing_wasm_fails_fast(strict_page, site_copy, serve_dir, wait_state, 
                    "pyodide.asm.wasm", "404")
 
 
+def test_manifest_describes_what_is_shipped(site_dist):
+    """manifest.json lists every shipped file with its true sha256, and its Pyodide package hashes
+    are the official lock's (the worker trusts the manifest)."""
+    manifest = json.loads((site_dist / "manifest.json").read_text())
+    shipped = {p.relative_to(site_dist).as_posix() for p in site_dist.rglob("*") if p.is_file()}
+    assert shipped - {"manifest.json"} == set(manifest["files"])
+    for rel, meta in manifest["files"].items():
+        assert build.sha256_file(site_dist / rel) == meta["sha256"], rel
+    lock = json.loads((site_dist / "pyodide" / "pyodide-lock.json").read_text())
+    for name, meta in manifest["pyodide"]["packages"].items():
+        assert meta["sha256"] == lock["packages"][name]["sha256"] == manifest["files"][f"pyodide/{meta['file']}"]["sha256"]
+    for name, meta in manifest["pyodide"]["runtime"].items():
+        assert meta["sha256"] == build.PYODIDE_RUNTIME[name] == manifest["files"][f"pyodide/{name}"]["sha256"]
+    engine = manifest["engine"]
+    assert engine["sha256"] == manifest["files"][engine["wheel"]]["sha256"]
+
+
 # --- the build's own checks (no browser) -------------------------------------------------------
 
 def _site(tmp_path, files):
