@@ -30,11 +30,10 @@ if str(ROOT) not in sys.path:
 
 import build  # noqa: E402  (stdlib only: the same server and CSP as `python3 build.py serve`)
 
+# Debian's Chromium (Playwright's own browser download does not work here), with build.py's flags.
 CHROMIUM = "/usr/bin/chromium"
-# Debian's Chromium in a container (Playwright's own browser download does not work here).
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-LOAD_TIMEOUT_MS = 90_000  # cold Pyodide load is ~5 s here; this only bounds a broken run
+CHROMIUM_ARGS = build.CHROMIUM_ARGS
+LOAD_TIMEOUT_MS = 90_000  # a cold load takes 5-20 s on a busy 2-core box; this bounds a broken run
 
 # The page's own violation listener; the worker reports its own (see web/worker.js).
 _CSP_LISTENER = """
@@ -58,7 +57,14 @@ def _sources_newer_than(stamp: Path) -> list[str]:
     files = [ROOT / "build.py", ROOT / "pyproject.toml"]
     files += [p for p in (ROOT / "web").rglob("*") if p.is_file()]
     files += (ROOT / "py_engine").rglob("*.py")
-    return [str(p.relative_to(ROOT)) for p in files if p.stat().st_mtime > t]
+    newer = []
+    for p in files:
+        try:
+            if p.stat().st_mtime > t:
+                newer.append(str(p.relative_to(ROOT)))
+        except FileNotFoundError:  # removed while we looked: the tree changed, rebuild
+            newer.append(str(p.relative_to(ROOT)))
+    return newer
 
 
 @pytest.fixture(scope="session")
