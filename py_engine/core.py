@@ -51,6 +51,8 @@ from array import array
 from collections import deque
 
 PREFILL, FINAL, DECODE, HOLD, PAUSED = 0, 1, 2, 3, 4
+SLOT_BITS = 13                      # heap keys: target_pass << SLOT_BITS | slot (<= 8192 slots)
+SLOT_KEY, SLOT_MASK = 1 << SLOT_BITS, (1 << SLOT_BITS) - 1
 LABEL = ("prefill", "useful", "useful", "padding", None)
 
 
@@ -60,7 +62,7 @@ class EngineError(RuntimeError):
 
 class Resident:
     __slots__ = ("rid", "slot", "phase", "pf_left", "pf_done", "chunk", "pf_at", "dec_at",
-                 "out_left", "hold_until", "target", "ver", "label", "seg_start", "ghost",
+                 "out_left", "hold_until", "target", "label", "seg_start", "ghost",
                  "resumed", "kv0", "emit0")
 
 
@@ -70,6 +72,8 @@ class Sim:
     def __init__(self, trace, slots, cost, seg_cap=None, log_cap=None):
         arrive, prompt, out = trace
         n = len(arrive)
+        if not 1 <= slots <= SLOT_MASK + 1:
+            raise EngineError("slots must be 1..%d, not %r" % (SLOT_MASK + 1, slots))
         self.n = n
         self.arrive, self.prompt, self.out = arrive, prompt, out
         self.slots, self.cost = slots, cost
@@ -81,8 +85,9 @@ class Sim:
         self.res = [None] * slots       # slot -> Resident or None
         self.n_resident = 0
         self.n_done = 0
-        self._heap = []                 # (target pass, slot, version); stale entries skipped
-        self._ver = 0
+        # phase ends: ints target * SLOT_KEY + slot (int compares are fast); an entry is stale
+        # unless res[slot].target is still its target (then acting on it is right anyway)
+        self._heap = []
         self._wait_until = None
         self._extra_cost = 0
         self._pending_gaps = []         # residents whose next token's gap is not the pass cost
@@ -149,9 +154,7 @@ class Sim:
             r.pf_at = passes = self.passes
             r.phase = FINAL
             r.target = passes + 1
-            self._ver += 1
-            r.ver = self._ver
-            heapq.heappush(self._heap, (passes + 1, slot, r.ver))
+            heapq.heappush(self._heap, (passes + 1) * SLOT_KEY + slot)
             r.label = "useful"
             r.seg_start = passes + 1
             self.ptoks += pf
@@ -212,8 +215,7 @@ class Sim:
             raise EngineError("cannot pause a held (finished) resident")
         self._close_segment(r)
         r.label = None
-        self._ver += 1
-        r.ver = self._ver  # drops its heap entry
+        r.target = -1  # its heap entry goes stale
         r.phase = PAUSED
         self.rows -= 1
 
@@ -294,9 +296,10 @@ class Sim:
                 if not heap:
                     raise EngineError("policy %s paused every resident: no pass can run"
                                       % policy.name)
-                t, slot, ver = heap[0]
-                r = res[slot]
-                if r is not None and r.ver == ver:
+                key = heap[0]
+                t = key >> SLOT_BITS
+                r = res[key & SLOT_MASK]
+                if r is not None and r.target == t:
                     break
                 heappop(heap)
             passes = self.passes
@@ -357,10 +360,11 @@ class Sim:
             # _transition, which handles every case): a last prefill chunk followed by decoding,
             # and a last token with no hold.
             now = self.now
-            while heap and heap[0][0] == passes:
-                t, slot, ver = heappop(heap)
+            end_key = (passes + 1) * SLOT_KEY
+            while heap and heap[0] < end_key:
+                slot = heappop(heap) & SLOT_MASK
                 r = res[slot]
-                if r is None or r.ver != ver:
+                if r is None or r.target != passes:
                     continue
                 phase = r.phase
                 if r.ghost or r.hold_until > passes or (phase != FINAL and phase != DECODE):
@@ -385,9 +389,7 @@ class Sim:
                     r.dec_at = passes
                     r.phase = DECODE
                     r.target = t = passes + r.out_left
-                    self._ver += 1
-                    r.ver = ver = self._ver
-                    heappush(heap, (t, slot, ver))
+                    heappush(heap, t * SLOT_KEY + slot)
                     self.n_gap += 1  # still useful, same segment label
                 else:  # DECODE -> done, slot freed at once
                     k = passes - r.dec_at
@@ -401,8 +403,6 @@ class Sim:
                     else:
                         self.seg_truncated = True
                     self.kv -= r.kv0 + r.pf_done + emitted[rid] - r.emit0
-                    self._ver += 1
-                    r.ver = self._ver
                     res[slot] = None
                     heappush(free, slot)
                     self.n_resident -= 1
@@ -446,9 +446,7 @@ class Sim:
     def _set_phase(self, r, phase, target):
         r.phase = phase
         r.target = target
-        self._ver += 1
-        r.ver = self._ver
-        heapq.heappush(self._heap, (target, r.slot, r.ver))
+        heapq.heappush(self._heap, target * SLOT_KEY + r.slot)
         label = "padding" if r.ghost else LABEL[phase]
         if label != r.label:
             if r.label is not None:
@@ -544,8 +542,6 @@ class Sim:
         self._retire(r)
 
     def _free_slot(self, r):
-        self._ver += 1
-        r.ver = self._ver
         self.res[r.slot] = None
         heapq.heappush(self.free, r.slot)
         self.n_resident -= 1
