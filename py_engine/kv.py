@@ -6,12 +6,14 @@ vector per layer per KV head for every token it has seen, in the same HBM as the
     >>> kv_bytes_per_token(32, 8, 128)          # Llama-3-8B, bf16: 128 KiB per token
     131072
     >>> r = kv_capacity(layers=32, kv_heads=8, head_dim=128, dtype="bf16",
-    ...                 gpu_bytes=80e9, gpu_mem_utilization=0.92, weight_bytes=16e9, context_len=2048)
+    ...                 gpu_bytes=80e9, gpu_mem_utilization=0.92, weight_bytes=16e9,
+    ...                 context_len=2048)
     >>> r["tokens"], r["sequences"]             # article: "~450,000 tokens", "~220 sequences"
     (439453, 214)
 
 Exactness: the KV pool is ``floor(gpu_mem_utilization × gpus × gpu_bytes) − weight_bytes`` bytes,
-computed with the utilization read as the decimal the user wrote (``Fraction(repr(0.92)) = 23/25``),
+computed with the utilization read as the decimal the user wrote (``Fraction(repr(0.92))``,
+i.e. 23/25),
 never as the binary float (0.92 is really 0.92000000000000003996…). Bytes are integers, so the
 token count is a plain integer floor division and cannot drift by one on an unlucky product.
 
@@ -69,15 +71,17 @@ MODELS = {
 }
 
 # Vendor memory sizes (decimal GB as marketed; nvidia-smi shows a little more or less in MiB).
+_NV = "nvidia.com/en-us/data-center/"
 GPUS = {
-    "a100-40gb": dict(label="A100 40GB", gb=40, source="nvidia.com/en-us/data-center/a100 (40GB HBM2)"),
-    "a100-80gb": dict(label="A100 80GB", gb=80, source="nvidia.com/en-us/data-center/a100 (80GB HBM2e)"),
-    "h100-80gb": dict(label="H100 80GB", gb=80, source="nvidia.com/en-us/data-center/h100 (SXM/PCIe 80GB HBM3)"),
-    "h200-141gb": dict(label="H200 141GB", gb=141, source="nvidia.com/en-us/data-center/h200 (141GB HBM3e)"),
-    "l4-24gb": dict(label="L4 24GB", gb=24, source="nvidia.com/en-us/data-center/l4 (24GB GDDR6)"),
-    "l40s-48gb": dict(label="L40S 48GB", gb=48, source="nvidia.com/en-us/data-center/l40s (48GB GDDR6)"),
+    "a100-40gb": dict(label="A100 40GB", gb=40, source=_NV + "a100 (40GB HBM2)"),
+    "a100-80gb": dict(label="A100 80GB", gb=80, source=_NV + "a100 (80GB HBM2e)"),
+    "h100-80gb": dict(label="H100 80GB", gb=80, source=_NV + "h100 (SXM/PCIe 80GB HBM3)"),
+    "h200-141gb": dict(label="H200 141GB", gb=141, source=_NV + "h200 (141GB HBM3e)"),
+    "l4-24gb": dict(label="L4 24GB", gb=24, source=_NV + "l4 (24GB GDDR6)"),
+    "l40s-48gb": dict(label="L40S 48GB", gb=48, source=_NV + "l40s (48GB GDDR6)"),
     "rtx-4090-24gb": dict(label="RTX 4090 24GB", gb=24,
-                          source="nvidia.com/en-us/geforce/graphics-cards/40-series/rtx-4090 (24GB GDDR6X)"),
+                          source="nvidia.com/en-us/geforce/graphics-cards/40-series/rtx-4090 "
+                                 "(24GB GDDR6X)"),
 }
 
 # The article's worked example (Llama-3-8B bf16 on an 80 GB card, 92% memory, 16 GB of weights).
@@ -137,7 +141,7 @@ def _fail(field, value, allowed):
 
 
 def _int(field, value, lo, hi):
-    """An integer in [lo, hi]; integral floats such as 80e9 are accepted (the article writes them)."""
+    """An integer in [lo, hi]; integral floats such as 80e9 are accepted (the article uses them)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         _fail(field, value, f"an integer from {lo:,} to {hi:,}")
     if isinstance(value, float):
@@ -188,12 +192,14 @@ def kv_capacity(model=None, gpu=None, *, dtype="bf16", kv_dtype=None, layers=Non
         if value is None:
             value = m.get(name)
         if value is None:
-            _fail(name, None, f"an integer from 1 to {hi:,} (or a model preset: {', '.join(MODELS)})")
+            _fail(name, None,
+                  f"an integer from 1 to {hi:,} (or a model preset: {', '.join(MODELS)})")
         shape[name] = _int(name, value, 1, hi)
     gpus = _int("gpus", gpus, 1, 1024)
     if gpu_bytes is None:
         if gpu is None:
-            _fail("gpu_bytes", None, f"an integer from 1 to {MAX_BYTES:,} (or a GPU preset: {', '.join(GPUS)})")
+            _fail("gpu_bytes", None,
+                  f"an integer from 1 to {MAX_BYTES:,} (or a GPU preset: {', '.join(GPUS)})")
         gpu_bytes = GPUS[gpu]["gb"] * 10**9
     gpu_bytes = _int("gpu_bytes", gpu_bytes, 1, MAX_BYTES)
     if params is None and model is not None:
@@ -202,7 +208,8 @@ def kv_capacity(model=None, gpu=None, *, dtype="bf16", kv_dtype=None, layers=Non
         params = _int("params", params, 0, MAX_BYTES)
     if weight_bytes is None:
         if params is None:
-            _fail("weight_bytes", None, f"an integer from 0 to {MAX_BYTES:,} (or params, or a model preset)")
+            _fail("weight_bytes", None,
+                  f"an integer from 0 to {MAX_BYTES:,} (or params, or a model preset)")
         weight_bytes = params * DTYPES[dtype]
     weight_bytes = _int("weight_bytes", weight_bytes, 0, MAX_BYTES)
     if (isinstance(gpu_mem_utilization, bool) or not isinstance(gpu_mem_utilization, (int, float))
@@ -210,7 +217,8 @@ def kv_capacity(model=None, gpu=None, *, dtype="bf16", kv_dtype=None, layers=Non
         _fail("gpu_mem_utilization", gpu_mem_utilization, "a number in (0, 1]")
     context_len = _int("context_len", context_len, 1, 10**8)
 
-    per_token = kv_bytes_per_token(shape["layers"], shape["kv_heads"], shape["head_dim"], DTYPES[kv_dtype])
+    per_token = kv_bytes_per_token(shape["layers"], shape["kv_heads"], shape["head_dim"],
+                                   DTYPES[kv_dtype])
     # Decimal reading of the utilization (see the module docstring): exact integer bytes.
     budget = math.floor(Fraction(repr(float(gpu_mem_utilization))) * gpus * gpu_bytes)
     pool = budget - weight_bytes
@@ -230,7 +238,7 @@ KV_PARAMS = ("model", "gpu", "dtype", "kv_dtype", "layers", "kv_heads", "head_di
 
 
 def kv_from_params(params):
-    """kv_capacity from an untrusted dict (protocol / CLI); unknown keys are an error, not ignored."""
+    """kv_capacity from an untrusted dict (protocol / CLI); unknown keys are errors."""
     if params is None:
         params = {}
     if not isinstance(params, dict):

@@ -15,7 +15,8 @@ next to it by the metrics.
 True
 >>> meets_slo({"ttft": {"p95": 2000.1}, "tbt": {"p95": 20.0}}, slo)
 False
->>> pts = [{"value": v, "vllm": {"meets_slo": ok}} for v, ok in [(4, False), (8, True), (16, True), (32, False)]]
+>>> verdicts = [(4, False), (8, True), (16, True), (32, False)]
+>>> pts = [{"value": v, "vllm": {"meets_slo": ok}} for v, ok in verdicts]
 >>> best_value(pts, "vllm")
 16
 """

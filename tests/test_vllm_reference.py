@@ -1,4 +1,5 @@
-"""The brute-force vllm reference itself: hand-worked cases and agreement with a plain continuous loop.
+"""The brute-force vllm reference itself: hand-worked cases, and agreement with a plain
+continuous loop.
 
 The engine is checked against this reference (tests/test_vllm_policy.py), so the reference is pinned
 here by cases worked out by hand from the documented semantics.

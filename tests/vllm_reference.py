@@ -5,9 +5,10 @@ Semantics (the same documented contract the engine implements):
 - A request first prefills its prompt in chunks; the pass that processes the last chunk also emits
   its first token; then it decodes one token per pass. Its KV = prompt tokens prefilled + tokens
   emitted (the newly sampled token's slot is reserved in the pass that samples it), held in
-  ceil(kv / block_size) blocks out of ``kv_tokens // block_size`` (unlimited when kv_tokens is None).
+  ceil(kv / block_size) blocks out of ``kv_tokens // block_size`` (kv_tokens None = unlimited).
 - Each pass, with ``budget = max_num_batched_tokens``: running requests (admission order) that are
-  decoding take 1 token each, then running requests that are prefilling take min(chunk, left, budget).
+  decoding take 1 token each, then running requests that are prefilling take
+  min(chunk, left, budget).
   An item that needs more blocks than are free preempts the NEWEST running request (taking it out of
   this pass if it was already scheduled) until it fits or it is itself the victim. Then, only if no
   one was preempted in this pass, waiting requests that have arrived are admitted FCFS while a slot,
@@ -22,6 +23,7 @@ Semantics (the same documented contract the engine implements):
   clock jumps to the next arrival.
 """
 
+
 def cdiv(a, b):
     return -(-a // b)
 
@@ -30,7 +32,8 @@ def run_vllm_reference(items, *, slots, chunk, max_num_batched_tokens, block_siz
                        kv_tokens=None, preemption="recompute", cost=(0, 0, 0),
                        swap_ticks_per_block=0, max_passes=10**6):
     """items: [(arrive_tick, prompt, out)] in arrival order (ids are indices).
-    Returns {"requests": [...], "passes": [...]} with integer tick times and 1-based passes."""
+    Returns {"requests": [...], "passes": [...], "swapped_blocks": {"out", "in"}} with integer
+    tick times and 1-based passes."""
     fixed, per_row, per_tok = cost
     n = len(items)
     total_blocks = None if kv_tokens is None else kv_tokens // block_size
