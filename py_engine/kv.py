@@ -11,11 +11,11 @@ vector per layer per KV head for every token it has seen, in the same HBM as the
     >>> r["tokens"], r["sequences"]             # article: "~450,000 tokens", "~220 sequences"
     (439453, 214)
 
-Exactness: the KV pool is ``floor(gpu_mem_utilization × gpus × gpu_bytes) − weight_bytes`` bytes,
-computed with the utilization read as the decimal the user wrote (``Fraction(repr(0.92))``,
-i.e. 23/25),
-never as the binary float (0.92 is really 0.92000000000000003996…). Bytes are integers, so the
-token count is a plain integer floor division and cannot drift by one on an unlucky product.
+Exactness: the KV pool is ``floor(gpu_mem_utilization × gpus × gpu_bytes) − weight_bytes``
+bytes, with the utilization read as the decimal the user wrote (``Fraction(repr(0.92))``, i.e.
+23/25), never as the binary float (0.92 is really 0.92000000000000003996…): in floats
+0.29 × 24e9 = 6,959,999,999.999999, one byte short. Bytes are integers, so the token count is a
+plain integer floor division and cannot drift by one on an unlucky product.
 
 Presets: model shapes are read from each model's published Hugging Face ``config.json`` (named per
 entry); parameter counts are computed from the same config (embeddings, attention, MLP / experts,
