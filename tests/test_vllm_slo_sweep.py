@@ -100,3 +100,17 @@ def test_slo_doctests():
     import doctest
     from py_engine import slo
     assert doctest.testmod(slo).failed == 0
+
+
+def test_protocol_sweep_point_by_point_gives_the_same_verdicts():
+    # The page sweeps one value per call (cancellable); each call carries the verdict and best.
+    from py_engine import protocol
+    full = py_engine.sweep(CHAT, "slots", SLOTS, ["vllm"])
+    for pt in full["points"]:
+        r = protocol.handle({"method": "sweep", "params": {
+            "scenario": CHAT, "param": "slots", "values": [pt["value"]], "schedulers": ["vllm"]}})
+        assert r["ok"], r
+        one = r["result"]
+        assert one["points"][0]["vllm"]["meets_slo"] == pt["vllm"]["meets_slo"]
+        assert one["best"]["vllm"] == (pt["value"] if pt["vllm"]["meets_slo"] else None)
+        json.dumps(r, allow_nan=False)
