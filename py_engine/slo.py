@@ -38,10 +38,15 @@ def best_value(points, scheduler):
 
 
 def annotate(result, schedulers, slo):
-    """Add meets_slo to every point and {"slo", "best": {scheduler: value}} to a sweep result."""
+    """Add meets_slo to every point, and "slo", "best" (largest value meeting it) and "lowest"
+    (smallest value meeting it; e.g. the fewest slots that keep queueing under the TTFT
+    objective), each {scheduler: value or None}, to a sweep result."""
     for pt in result["points"]:
         for name in schedulers:
             pt[name]["meets_slo"] = meets_slo(pt[name], slo)
     result["slo"] = dict(slo)
     result["best"] = {name: best_value(result["points"], name) for name in schedulers}
+    result["lowest"] = {name: min((pt["value"] for pt in result["points"]
+                                   if pt[name]["meets_slo"]), default=None)
+                        for name in schedulers}
     return result

@@ -32,6 +32,7 @@ def test_slots_sweep_on_poisson_names_the_largest_setting_meeting_the_slo():
     best = r["best"]["vllm"]
     assert best is not None
     assert best == max(v for v, m in pts.items() if ok(m))
+    assert r["lowest"]["vllm"] == min(v for v, m in pts.items() if ok(m))
     # p95 TTFT crosses the SLO: too few slots queue requests past it, `best` is under it ...
     assert pts[SLOTS[0]]["ttft"]["p95"] > SLO["ttft_ms"] >= pts[best]["ttft"]["p95"]
     below = [v for v in SLOTS if v < best]
