@@ -217,7 +217,9 @@ def slo_table(r, name):
             pt["value"], _fmt(m["throughput_tok_s"], 1), _fmt(m["ttft"]["p95"], 1),
             _fmt(m["tbt"]["p95"], 2), _fmt(m["goodput_rps"], 3), _fmt(m["slo_attainment"], 3),
             _fmt(m["preemptions"]), "meets" if m["meets_slo"] else "-"))
-    best = r["best"][name]
+    best, low = r["best"][name], r["lowest"][name]
+    if low is not None and low != best:
+        lines.append("%s: smallest %s meeting the SLO: %s" % (name, r["param"], low))
     lines.append("%s: largest %s meeting p95 TTFT <= %g and p95 TBT <= %g: %s" % (
         name, r["param"], slo["ttft_ms"], slo["tbt_ms"], "none" if best is None else best))
     return "\n".join(lines)
