@@ -150,6 +150,7 @@ function applyPreset(name) {
   if (!p) return;
   app.tInput = performance.now();
   app.values = S.valuesFromScenario(app.fields, p.scenario || {});
+  if (S.presetUsesVllm(p)) { app.view.vllm = true; $('ctl-vllm').checked = true; }
   app.ctl.clearErrors();
   $('form-message').textContent = '';
   app.ctl.setValues(app.values, app.view);

@@ -138,6 +138,9 @@ function sameValues(fields, a, b) {
   return fields.every((f) => a[f.name] === b[f.name]);
 }
 
+/** A preset made for the vLLM-style scheduler turns its timeline on. */
+export function presetUsesVllm(preset) { return preset?.scenario?.scheduler === 'vllm'; }
+
 /** Which preset (if any) the values equal exactly. */
 export function matchingPreset(fields, presets, values) {
   for (const [name, p] of Object.entries(presets || {})) {
@@ -171,7 +174,7 @@ export function readURL(search, fields, presets) {
     else values[f.name] = r.value;
   }
   const flag = (k) => ['1', 'true', 'yes', 'on'].includes((q.get(k) || '').toLowerCase());
-  view.vllm = flag('vllm');
+  view.vllm = q.has('vllm') ? flag('vllm') : presetUsesVllm(presets?.[view.preset]);
   view.lecture = flag('lecture');
   const th = q.get('theme');
   if (th === 'dark' || th === 'light') view.theme = th;

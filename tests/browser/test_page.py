@@ -73,6 +73,17 @@ def test_controls_presets_and_keyboard_show_native_numbers(strict_page, site_url
     if second == "equal":
         assert shown["speedup.passes"] == 1.0
 
+    # A preset made for the vLLM-style scheduler switches its lane on.
+    if "kv_pressure" in presets:
+        n = drawn(page)
+        page.click('[data-preset="kv_pressure"]')
+        redrawn(page, n)
+        assert query(page) == {"preset": "kv_pressure", "vllm": "1"}
+        shown = read_metrics(page)
+        expected = native.compare(presets["kv_pressure"]["scenario"], ["static", "continuous", "vllm"])
+        assert metrics_match(shown, flat_metrics(expected)) >= 68
+        assert shown["vllm.preemptions"] > 0 and page.is_visible("canvas.kvstrip")
+
     # Playhead from the keyboard: Home, three steps right, one left; the scrubber and URL agree.
     page.locator("body").press("Home")
     for key in ["ArrowRight", "ArrowRight", "ArrowRight", "ArrowLeft"]:
