@@ -14,7 +14,6 @@ import build
 
 # Scenarios set through the URL (the brief's flat parameter names), each far from the default.
 URL_SCENARIOS = [
-    "requests=32&slots=4&skew=0.3&seed=7",
     "requests=48&slots=16&chunk=256&arrival=poisson&rate=40&seed=3",
     "requests=24&output_mean=40&prompt_mean=600&cost=unit&seed=11",
     "requests=40&skew=0.9&slots=6&arrival=gap&every=20&ttft_ms=500&seed=5",
@@ -114,37 +113,23 @@ def harness_url(site_dist, serve_dir, tmp_path_factory):
 
 
 def test_snapshot_equals_live_engine(strict_page, harness_url, site_dist):
-    """Each build-time (native) answer in snapshot.json equals the in-page engine's live answer
-    to the same request, asked through the page's own engine-client.js."""
+    """Each build-time (native) answer in snapshot.json equals the in-page engine's live answer to
+    the same request, asked through the page's own engine-client.js. The same engine then shows
+    that errors come back as data: a bad call rejects with the protocol error, the engine keeps
+    working, and after terminate() every call still settles."""
     snapshot = json.loads((site_dist / "snapshot.json").read_text())
     assert any(e["request"]["method"] == "compare" for e in snapshot)
     strict_page.goto(harness_url)
-    live = strict_page.evaluate(
+    got = strict_page.evaluate(
         """async (requests) => {
              const { startEngine } = await import('./engine-client.js');
              const client = startEngine({});
              await client.ready;
-             const out = [];
+             const live = [];
              for (const r of requests) {
-               try { out.push({ ok: true, result: await client.call(r.method, r.params) }); }
-               catch (e) { out.push({ ok: false, error: e.detail }); }
+               try { live.push({ ok: true, result: await client.call(r.method, r.params) }); }
+               catch (e) { live.push({ ok: false, error: e.detail }); }
              }
-             client.terminate();
-             return out;
-           }""",
-        [e["request"] for e in snapshot])
-    for entry, got in zip(snapshot, live, strict=True):
-        _close(entry["response"], got, path=entry["request"]["method"])
-
-
-def test_engine_calls_settle_with_errors_as_data(strict_page, harness_url):
-    """A bad call rejects with the protocol error (field, allowed) and the engine keeps working."""
-    strict_page.goto(harness_url)
-    got = strict_page.evaluate(
-        """async () => {
-             const { startEngine } = await import('./engine-client.js');
-             const client = startEngine({});
-             await client.ready;
              let bad;
              try { await client.call('simulate', { scenario: { server: { slots: 0 } } }); }
              catch (e) { bad = e.detail; }
@@ -152,8 +137,12 @@ def test_engine_calls_settle_with_errors_as_data(strict_page, harness_url):
              client.terminate();
              let after;
              try { await client.call('schema', {}); } catch (e) { after = e.detail.type; }
-             return { bad, passes: good.metrics.passes, after };
-           }""")
+             return { live, bad, passes: good.metrics.passes, after };
+           }""",
+        [e["request"] for e in snapshot])
+    for entry, live in zip(snapshot, got["live"], strict=True):
+        _close(entry["response"], live, path=entry["request"]["method"])
+
     assert got["bad"]["type"] == "ScenarioError" and got["bad"]["field"] == "server.slots"
     assert got["bad"]["allowed"]
     assert got["passes"] > 0
