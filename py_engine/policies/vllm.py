@@ -94,7 +94,7 @@ class VLLM(Policy):
         res, passes, slot_of = sim.res, sim.passes, self.slot_of
         # Running requests now: kv tokens, prompt tokens left before the next token (0 = decoding).
         order, state, used = [], {}, 0
-        decodes, prefills = [], []
+        decodes, prefills, paused = [], [], []
         for rid in self.order:
             slot = slot_of[rid]
             r = res[slot]
@@ -102,20 +102,24 @@ class VLLM(Policy):
                 del slot_of[rid]
                 continue
             phase = r.phase
-            if phase == PREFILL:
-                left = r.pf_left - (passes - r.pf_at) * r.chunk
-            elif phase == DECODE:
+            if phase == DECODE:
                 left = 0
+            elif phase == PREFILL:
+                left = r.pf_left - (passes - r.pf_at) * r.chunk
             else:  # FINAL or PAUSED
                 left = r.pf_left
+                if phase == PAUSED:
+                    paused.append(rid)
             kv = sim.resident_kv(slot)
             state[rid] = (kv, left)
-            used += -(-kv // bs)
+            used -= kv // -bs
             order.append(rid)
             (prefills if left else decodes).append(rid)
         self.order = order
         budget = self.budget
         sched = {}             # rid -> (tokens this pass, blocks added)
+        grow = {}              # rid -> (kv at the start of the run, KV tokens added per pass)
+        left_out = []          # running requests the token budget leaves out of this pass
         preempted = []
 
         def preempt_newest():
@@ -126,6 +130,7 @@ class VLLM(Policy):
                 k, added = sched.pop(v)
                 budget += k
                 used -= added
+            grow.pop(v, None)
             held = -(-kv // bs)
             used -= held
             sim.evict(slot_of.pop(v))
@@ -139,37 +144,41 @@ class VLLM(Policy):
             return v
 
         for rid in decodes + prefills:
-            if budget <= 0 or rid not in slot_of:
+            if rid not in slot_of:
                 continue
             kv, left = state[rid]
+            if budget <= 0:
+                left_out.append(rid)
+                grow[rid] = (kv, 0)
+                continue
             k = min(chunk, left, budget) if left else 1
-            add = -(-_kv_after(kv, k, left) // bs) + (kv // -bs)
-            if total is not None:
-                while add > total - used:
-                    if preempt_newest() == rid:
-                        break
-                if rid not in slot_of:
-                    continue
+            after = _kv_after(kv, k, left)
+            add = -(-after // bs) + (kv // -bs)
+            while add > total - used:
+                if preempt_newest() == rid:
+                    break
+            if rid not in slot_of:
+                continue
             used += add
             sched[rid] = (k, add)
+            grow[rid] = (kv, after - kv)
             budget -= k
 
-        # Shape the batch: chunk sizes, and residents the budget leaves out of this pass.
-        grow = []              # (kv at the start of the run, KV tokens added per pass)
-        for rid in order:
+        # Shape the batch: prefill chunk sizes, and who is in or out of this pass (decodes that
+        # run as before need nothing).
+        for rid in prefills + paused + left_out:
+            if rid not in slot_of:
+                continue
             slot = slot_of[rid]
-            r = res[slot]
-            kv, left = state[rid]
             if rid not in sched:
                 sim.pause(slot)
-                grow.append((kv, 0))
                 continue
+            r = res[slot]
             k = sched[rid][0]
             if r.phase == PAUSED:
                 sim.unpause(slot, k)
-            elif left and r.chunk != k:
+            elif state[rid][1] and r.chunk != k:
                 sim.set_chunk(slot, k)
-            grow.append((kv, _kv_after(0, k, left)))
 
         if not preempted:
             waiting, free = sim.waiting, sim.free
@@ -180,7 +189,7 @@ class VLLM(Policy):
                     left = sim.prompt[rid] + sim.emitted[rid]
                 k = min(chunk, left, budget) if left else 1
                 want = -(-_kv_after(kv, k, left) // bs)
-                if total is not None and want > total - used:
+                if want > total - used:
                     break
                 waiting.popleft()
                 if rid in self.saved:
@@ -190,7 +199,7 @@ class VLLM(Policy):
                     sim.add_cost(held * self.swap_ticks)
                 slot_of[rid] = sim.admit(rid, k if left else chunk, prefill=left, kv0=kv)
                 order.append(rid)
-                grow.append((kv, _kv_after(0, k, left)))
+                grow[rid] = (kv, _kv_after(0, k, left))
                 used += want
                 budget -= k
         # The victims go back to the head of the queue, the oldest of them first.
@@ -255,7 +264,7 @@ class VLLM(Policy):
         total = self.blocks
         if total is None:
             return None
-        sim, bs, grow = self.sim, self.block, self.grow
+        sim, bs, grow = self.sim, self.block, self.grow.values()
         res, slot_of, passes = sim.res, self.slot_of, sim.passes
         kmax = min((res[slot_of[rid]].target for rid in self.order
                     if res[slot_of[rid]].phase != PAUSED), default=passes + 1) - passes
