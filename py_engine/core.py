@@ -114,10 +114,17 @@ class Sim:
         self.seg_cap, self.log_cap = seg_cap, log_cap
         self.segments = []
         self.seg_truncated = False
-        self.log = {"count": [], "start": [], "rows": [], "prefill_tokens": [], "cost": [],
-                    "useful": [], "kv_tokens": []}
+        self.runs = []                  # (count, start, rows, prefill_tokens, cost, useful, kv)
         self.log_truncated = False
         self.n_runs = 0
+
+    LOG_COLUMNS = ("count", "start", "rows", "prefill_tokens", "cost", "useful", "kv_tokens")
+
+    @property
+    def log(self):
+        """passes_log as columns (ticks), built from the recorded runs."""
+        cols = list(zip(*self.runs)) if self.runs else [()] * len(self.LOG_COLUMNS)
+        return {name: list(col) for name, col in zip(self.LOG_COLUMNS, cols)}
 
     # ------------------------------------------------------------ policy API
     def admit(self, rid, chunk, prefill=None, hold_until=0, kv0=0):
@@ -257,7 +264,6 @@ class Sim:
         cost_m = self.cost
         fixed, per_row, per_token = cost_m.fixed, cost_m.per_row, cost_m.per_token
         gw = self.gap_weights
-        log = self.log
         heappop, heappush = heapq.heappop, heapq.heappush
         waiting, free, segments, seg_cap = self.waiting, self.free, self.segments, self.seg_cap
         emitted, last_tick = self.emitted, self.last_tick
@@ -268,10 +274,8 @@ class Sim:
         if getattr(type(policy).horizon, "no_limit", False):
             horizon = None  # the base class's "no policy limit": skip the call on every run
         log_cap = self.log_cap
-        l_count = log["count"]
-        a_count, a_start, a_rows, a_ptoks, a_cost, a_useful, a_kv = (
-            log[key].append for key in ("count", "start", "rows", "prefill_tokens", "cost",
-                                        "useful", "kv_tokens"))
+        runs = self.runs
+        runs_append = runs.append
         while self.n_done < n:
             na = self.next_arrival
             now = self.now
@@ -346,14 +350,8 @@ class Sim:
             if kv > self.kv_peak:
                 self.kv_peak = kv
             self.n_runs += 1
-            if log_cap is None or len(l_count) < log_cap:
-                a_count(k)
-                a_start(now)
-                a_rows(rows)
-                a_ptoks(ptoks)
-                a_cost(cost)
-                a_useful(useful)
-                a_kv(kv)
+            if log_cap is None or len(runs) < log_cap:
+                runs_append((k, now, rows, ptoks, cost, useful, kv))
             else:
                 self.log_truncated = True
             # ---- phase ends. The two commonest transitions are inlined (same effect as
