@@ -75,6 +75,11 @@ def test_engine_equals_brute_force_reference(case):
             b["done_pass"], b["preemptions"])
     assert expand(res["passes_log"]) == [(p["rows"], p["prefill_tokens"], p["cost"], p["useful"])
                                          for p in rp]
+    # ... so the engine's passes carry the reference's tokens, which respect the budgets
+    assert all(p["prefill_tokens"] + p["decode_tokens"] <= case["budget"] for p in rp)
+    assert all(p["rows"] <= case["slots"] for p in rp)
+    if case["kv"] is not None:
+        assert all(p["kv_blocks"] <= case["kv"] // case["block"] for p in rp)
     # KV at the end of every run (the run's peak) equals the reference's at that pass.
     log, at = res["passes_log"], 0
     for c, kv in zip(log["count"], log["kv_tokens"]):
