@@ -37,11 +37,11 @@ def _case(raw, preemption, kv_tokens):
     sc = normalize(dict(raw, server=dict(raw["server"], preemption=preemption,
                                          kv_tokens=kv_tokens)))
     trace = generate(sc["workload"])
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU seconds: steadier than wall time on a shared machine
     sim = run_sim(sc, trace)
-    t1 = time.perf_counter()
+    t1 = time.process_time()
     step = _step_run(sc, trace)
-    t2 = time.perf_counter()
+    t2 = time.process_time()
     same = (sim.passes == step.passes and list(sim.done_tick) == list(step.done_tick)
             and list(sim.first_tick) == list(step.first_tick)
             and list(sim.preemptions) == list(step.preemptions))
@@ -62,8 +62,8 @@ def main(quick=False):
                             ("recompute", "recompute", s["kv_tokens"]),
                             ("swap", "swap", s["kv_tokens"])):
         sim, te, tstep, same = _case(raw, mode, kv)
-        print("   %-12s passes %8d  runs %7d  preemptions %6d  engine %7.3f s  stepped %7.3f s"
-              "  -> x%.1f  (identical results: %s)" % (
+        print("   %-12s passes %8d  runs %7d  preemptions %6d  CPU: engine %6.3f s  stepped "
+              "%6.3f s  -> x%.1f  (identical results: %s)" % (
                   label, sim.passes, sim.n_runs, sum(sim.preemptions), te, tstep, tstep / te,
                   "yes" if same else "NO"))
     print("   (a full KV pool makes some resident need a block every few passes, so runs are "
