@@ -261,6 +261,8 @@ def check_site(dist: Path, own_files: list[Path], cdn: bool = False) -> None:
     problems = []
     external = set(PYODIDE_RUNTIME) if cdn else set()
     for f in own_files:
+        if f.suffix not in (".html", ".htm", ".css", ".js", ".mjs"):
+            continue
         text = f.read_text(encoding="utf-8", errors="replace")
         rel = f.relative_to(dist)
         if f.suffix in (".html", ".htm"):
@@ -283,10 +285,9 @@ def check_site(dist: Path, own_files: list[Path], cdn: bool = False) -> None:
             bases = [dist] if ref.startswith("/") else [f.parent, dist, dist / "pyodide"]
             if ref not in external and not any((b / ref.lstrip("/")).exists() for b in bases):
                 problems.append(f"{rel}: references missing file {ref!r}")
-        if f.suffix in (".html", ".htm", ".css", ".js", ".mjs"):
-            for url in _ABS_URL.findall(text):
-                if not _NAMESPACE_OK.match(url) and url not in refs:
-                    problems.append(f"{rel}: absolute URL {url!r} (the site must be self-contained)")
+        for url in _ABS_URL.findall(text):
+            if not _NAMESPACE_OK.match(url) and url not in refs:
+                problems.append(f"{rel}: absolute URL {url!r} (the site must be self-contained)")
     if not (dist / "index.html").exists():
         problems.append("index.html is missing (web/index.html)")
     if problems:
