@@ -212,8 +212,8 @@ class VLLM(Policy):
     def _schedule_unlimited(self):
         """schedule() without a KV limit: no blocks to count and nobody to preempt, so only the
         token budget shapes the pass (same rules, a fraction of the work per event)."""
-        sim, chunk, slot_of, res, passes = self.sim, self.chunk, self.slot_of, self.sim.res, \
-            self.sim.passes
+        sim, chunk, slot_of = self.sim, self.chunk, self.slot_of
+        res, passes = sim.res, sim.passes
         order, decodes, prefills = [], [], []
         for rid in self.order:
             slot = slot_of[rid]
