@@ -14,9 +14,11 @@ Per pass, with ``budget = server.max_num_batched_tokens`` and ``slots`` = max_nu
 3. WAITING next, FCFS, only if nobody was preempted in this pass (as vLLM v1): admit while a slot,
    budget and the blocks for the first chunk remain; the first request that does not fit stops
    admission (no skipping ahead).
-A running request the budget leaves out of a pass keeps its slot and KV but is not in the batch
-(an idle slot-step). With decodes first and admission only while budget remains this does not
-happen unless max_num_batched_tokens < the number of decoding requests.
+With decodes first and admission only while budget remains, every running request gets at least
+one token in every pass (a request admitted with budget left never loses its share: chunks only
+shrink, finished prompts turn into 1-token decodes, victims leave). The policy still handles a
+request the budget would leave out (it keeps its slot and KV, as an idle slot-step: sim.pause),
+but with these rules that path is not taken (checked on thousands of random traces).
 
 The pool is given in tokens (``server.kv_tokens``); to size it from a model and a GPU use
 ``py_engine.kv_capacity`` (CLI ``python -m py_engine kv``, protocol method ``kv``) and pass its
