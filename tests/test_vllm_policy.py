@@ -122,6 +122,15 @@ def test_invariants_under_tight_kv(case):
     for spans in by_slot.values():
         spans.sort()
         assert all(x[1] < y[0] for x, y in zip(spans, spans[1:]))
+    # A request never preempted runs in every pass from admission to its last token: the token
+    # budget never leaves a running request out of a pass.
+    spans = {}
+    for slot, rid, phase, a, b in res["segments"]:
+        spans.setdefault(rid, []).append((a, b))
+    for r in res["requests"]:
+        if r["preemptions"] == 0:
+            covered = sum(b - a + 1 for a, b in spans[r["id"]])
+            assert covered == r["done_pass"] - r["admit_pass"] + 1
     for phase in ("useful", "prefill"):
         assert sum(b - a + 1 for _, _, ph, a, b in res["segments"] if ph == phase) == \
             m["slot_steps"][phase]
