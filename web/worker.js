@@ -146,10 +146,13 @@ async function boot() {
 
   status("start", 0, `Python ${py.python} (Pyodide ${py.version})`);
   const { loadPyodide } = await import(indexURL + "pyodide.mjs");
-  const pyodide = await loadPyodide({ indexURL, stdout: () => {}, stderr: (s) => console.warn(s) });
+  // packages: numpy loads while Python boots (it overlaps the bootstrap).
+  const pyodide = await loadPyodide({
+    indexURL, packages: ["numpy"], stdout: () => {}, stderr: (s) => console.warn(s),
+  });
 
   // loadPackage does not reject when a download or its integrity check fails: it logs and goes
-  // on. Collect its errors and check loadedPackages ourselves.
+  // on. Ask again (a no-op when numpy is in), collect the errors, check loadedPackages ourselves.
   status("engine", 0.1, "numpy");
   const errors = [];
   await pyodide.loadPackage(["numpy"], { messageCallback: () => {}, errorCallback: (m) => errors.push(m) });
