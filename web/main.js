@@ -113,6 +113,7 @@ function onStatus(s) {
 
 // ------------------------------------------------------------------ state changes
 function onValue(name, value) {
+  if (app.values[name] === value) return;     // Enter then change: one value, one run
   app.tInput = performance.now();
   app.values[name] = value;
   if (name === 'arrival' || name === 'cost' || name === 'preemption') app.ctl.setValues(app.values, app.view);
@@ -178,16 +179,22 @@ function buildPresetButtons() {
 function schedulers() { return app.view.vllm ? ['static', 'continuous', 'vllm'] : ['static', 'continuous']; }
 
 // ------------------------------------------------------------------ engine calls
-let gen = 0;
+// One engine run at a time: changes that arrive meanwhile (a dragged slider) collapse into one
+// more run with the latest values, instead of queueing stale runs in the worker.
+let gen = 0, loop = null, again = false;
 function recompute() {
-  app.inflight = compute();
-  return app.inflight;
+  if (loop) { again = true; return loop; }
+  root.dataset.busy = '1';       // test / bench hook: set until the latest values are drawn
+  loop = (async () => {
+    try { do { again = false; await compute(); } while (again); } finally { loop = null; delete root.dataset.busy; }
+  })();
+  app.inflight = loop;
+  return loop;
 }
 async function compute() {
   const my = ++gen;
   const scenario = S.scenarioFrom(app.fields, app.values);
   const req = S.compareRequest(scenario, app.view.vllm);
-  root.dataset.busy = '1';
   const fromSnapshot = !app.source.live && app.source.hasSnapshot(req.method, req.params);
   let failNote = null;
   if (!app.source.live && !fromSnapshot) {
@@ -213,7 +220,6 @@ async function compute() {
     failNote = `Not simulated: ${d.message}${app.cmp ? ' — still showing the last good result.' : ''}`;
   } finally {
     if (my === gen) {
-      delete root.dataset.busy;
       $('timeline-wait').textContent = failNote || '';
       $('timeline-wait').classList.toggle('bad', !!failNote);
       $('timeline-wait').hidden = !failNote;
@@ -473,7 +479,7 @@ function startSideWork() {
     if (my === sideGen) delete root.dataset.sweeping;
     // Once the engine is live and idle, verify it once without being asked.
     if (my === sideGen && app.source.live && !app.checkedOnce) runCheck();
-  }, app.source.live ? 120 : 0);
+  }, app.source.live ? 400 : 0);   // wait for a pause in the changes before sweeping
 }
 function cancelSweeps() { sideGen++; delete root.dataset.sweeping; for (const k of ['skew', 'slots']) sweepUI(k, null); }
 

@@ -14,7 +14,8 @@ import pytest
 
 def redrawn(page, before):
     """Wait until the page has drawn a new result (data-drawn bumped) and nothing is computing."""
-    page.wait_for_selector(f'html[data-drawn="{before + 1}"]:not([data-busy])', state="attached")
+    poll(page, f"() => Number(document.documentElement.dataset.drawn) > {before}"
+               " && !('busy' in document.documentElement.dataset)", timeout=90)
 
 
 def drawn(page):
