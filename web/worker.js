@@ -82,6 +82,40 @@ async function fetchVerified(url, name, sha256, onBytes) {
   return bytes;
 }
 
+// Verified files are kept in Cache Storage under their sha256, so a repeat visit downloads nothing
+// (the HTTP cache may drop a 10 MB .wasm). Bytes read back are checked again; a bad or missing
+// entry just means a download. No Cache Storage (some private modes): always download.
+const CACHE_NAME = "cbx-runtime-v1";
+const cacheKey = (url, sha256) => `${url}?sha256=${sha256}`;
+
+async function openCache() {
+  try { return await caches.open(CACHE_NAME); } catch { return null; }
+}
+
+async function fromCache(cache, url, sha256) {
+  if (!cache) return null;
+  try {
+    const hit = await cache.match(cacheKey(url, sha256));
+    if (!hit) return null;
+    const bytes = new Uint8Array(await hit.arrayBuffer());
+    if ((await sha256hex(bytes)) === sha256) return bytes;
+    await cache.delete(cacheKey(url, sha256));
+  } catch { /* treat as a miss */ }
+  return null;
+}
+
+// Keep exactly the current files: entries of older builds are dropped.
+async function storeInCache(cache, entries) {
+  if (!cache) return;
+  try {
+    const keep = new Set(entries.map(([url, sha256]) => cacheKey(url, sha256)));
+    for (const req of await cache.keys()) if (!keep.has(req.url)) await cache.delete(req);
+    for (const [url, sha256, bytes] of entries) {
+      if (!(await cache.match(cacheKey(url, sha256)))) await cache.put(cacheKey(url, sha256), new Response(bytes));
+    }
+  } catch { /* quota or private mode: next visit downloads again */ }
+}
+
 // Files downloaded and verified in the download stage, by absolute URL. Pyodide's own fetch()es of
 // them are answered from here: no second download (Chromium does not cache a 10 MB .wasm in every
 // profile) and no gap between checking a file and using it.
@@ -140,7 +174,13 @@ async function boot() {
     received += n;
     status("download", Math.min(received / total, 1), `${(received / 1e6).toFixed(1)} of ${(total / 1e6).toFixed(1)} MB`);
   };
-  const blobs = await Promise.all(items.map((it) => fetchVerified(it.url, it.name, it.sha256, progress)));
+  const cache = await openCache();
+  const blobs = await Promise.all(items.map(async (it) => {
+    const cached = await fromCache(cache, it.url, it.sha256);
+    if (cached) { progress(cached.length); return cached; }
+    return fetchVerified(it.url, it.name, it.sha256, progress);
+  }));
+  storeInCache(cache, items.map((it, i) => [it.url, it.sha256, blobs[i]])); // in the background
   items.forEach((it, i) => verified.set(new URL(it.url).href, { bytes: blobs[i], sha256: it.sha256 }));
   const engineWheel = blobs[blobs.length - 1];
 

@@ -149,6 +149,34 @@ def test_snapshot_equals_live_engine(strict_page, harness_url, site_dist):
     assert got["after"] == "EngineError"
 
 
+def test_repeat_visit_uses_the_verified_cache(strict_page, harness_url, site_dist):
+    """A second visit takes the runtime from Cache Storage (no download), and a corrupted cache
+    entry is detected and simply downloaded again."""
+    manifest = json.loads((site_dist / "manifest.json").read_text())
+    numpy_file = manifest["pyodide"]["packages"]["numpy"]["file"]
+    boot = """async () => { const { startEngine } = await import('./engine-client.js');
+                const c = startEngine({}); await c.ready;
+                const r = await c.call('simulate', { scenario: { workload: { requests: 3 } } });
+                c.terminate(); return r.metrics.passes; }"""
+    fetched = []
+    strict_page.on("request", lambda r: fetched.append(r.url.rsplit("/", 1)[-1]))
+    strict_page.goto(harness_url)
+    assert strict_page.evaluate(boot) > 0
+    assert "pyodide.asm.wasm" in fetched and numpy_file in fetched
+
+    # Spoil the cached numpy: the next visit must notice and download it again.
+    strict_page.evaluate(
+        """async (name) => { const cache = await caches.open('cbx-runtime-v1');
+             for (const req of await cache.keys())
+               if (req.url.includes(name)) await cache.put(req, new Response('spoiled')); }""",
+        numpy_file)
+    fetched.clear()
+    strict_page.goto(harness_url)
+    assert strict_page.evaluate(boot) > 0
+    assert "pyodide.asm.wasm" not in fetched and "python_stdlib.zip" not in fetched
+    assert numpy_file in fetched
+
+
 # --- tampered or broken deployments ------------------------------------------------------------
 
 @pytest.fixture
