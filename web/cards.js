@@ -73,7 +73,7 @@ export function renderCards(container, cmp, scheds) {
   if (vm && vm.recomputed_tokens != null) {
     kvCard.append(el('p', { class: 'what' }, document.createTextNode('vLLM-style: '),
       el('span', { 'data-metric': 'vllm.recomputed_tokens', 'data-value': String(vm.recomputed_tokens), text: fmt(vm.recomputed_tokens) }),
-      document.createTextNode(' prompt tokens recomputed after preemption; swap traffic '),
+      document.createTextNode(' tokens recomputed after preemption (prompt + generated); swap transfers '),
       el('span', { 'data-metric': 'vllm.swap_ms', 'data-value': String(vm.swap_ms), text: fmtTime(vm.swap_ms, unit) }),
       document.createTextNode('.')));
   }

@@ -119,8 +119,9 @@ export function lineChart(canvas, spec) {
   }
 
   // Series legend (top, after the y title).
+  ctx.font = font(11, 600);
+  let lx = Math.max(m.l + 8, 4 + ctx.measureText(spec.y.label).width + 14);
   ctx.font = font(11); ctx.textBaseline = 'top'; ctx.textAlign = 'left';
-  let lx = m.l + 8 + Math.max(ctx.measureText(spec.y.label).width - m.l + 8, 0);
   for (const s of spec.series) {
     if (!s.name) continue;
     ctx.fillStyle = s.color; ctx.fillRect(lx, 7, 12, 3);

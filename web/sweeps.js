@@ -18,10 +18,11 @@ export function skewPoint(res) {
 }
 
 export function slotsRequest(base, slots, sched) { return sweepRequest(base, 'slots', slots, [sched]); }
-/** [throughput tok/s, p95 TTFT] of one slots point for the chosen scheduler. */
+/** [throughput tok/s, p95 TTFT, meets the SLO] of one slots point for the chosen scheduler.
+ *  meets_slo is the engine's verdict (p95 TTFT and p95 TBT within the SLO, compared in ticks). */
 export function slotsPoint(res, sched) {
   const m = res?.points?.[0]?.[sched];
-  return [m?.throughput_tok_s ?? null, m?.ttft?.p95 ?? null];
+  return [m?.throughput_tok_s ?? null, m?.ttft?.p95 ?? null, m?.meets_slo ?? null];
 }
 
 /** pts: [[skew, speedupTime, speedupPasses], ...] */
@@ -53,11 +54,11 @@ export function ttftAxisMax(values, slo) {
 
 /** The largest slots value whose p95 TTFT meets the SLO ("raise it until it breaks, then stop"). */
 export function largestMeetingSLO(pts, slo) {
-  const ok = pts.filter((p) => p[2] != null && p[2] <= slo);
+  const ok = pts.filter((p) => (p[3] != null ? p[3] : p[2] != null && p[2] <= slo));
   return ok.length ? Math.max(...ok.map((p) => p[0])) : null;
 }
 
-/** pts: [[slots, throughput, p95 TTFT], ...]; marks the current setting and the largest that meets the SLO. */
+/** pts: [[slots, throughput, p95 TTFT, meets SLO], ...]; marks the current setting and the largest that meets the SLO. */
 export function drawSlots(canvas, pts, { slo, slots, unit }) {
   const t = theme();
   const best = largestMeetingSLO(pts, slo);
