@@ -149,7 +149,8 @@ async function boot() {
   status("download", 0, "manifest.json");
   let manifest;
   try {
-    const res = await fetch(new URL("manifest.json", SITE));
+    // Always revalidate: a manifest cached across a redeploy would flag every new file as tampered.
+    const res = await fetch(new URL("manifest.json", SITE), { cache: "no-cache" });
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
     manifest = await res.json();
   } catch (e) {
