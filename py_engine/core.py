@@ -88,6 +88,7 @@ class Sim:
         # phase ends: ints target * SLOT_KEY + slot (int compares are fast); an entry is stale
         # unless res[slot].target is still its target (then acting on it is right anyway)
         self._heap = []
+        self._finals = []               # residents in FINAL: their phase ends after the next pass
         self._wait_until = None
         self._extra_cost = 0
         self._pending_gaps = []         # residents whose next token's gap is not the pass cost
@@ -161,7 +162,7 @@ class Sim:
             r.pf_at = passes = self.passes
             r.phase = FINAL
             r.target = passes + 1
-            heapq.heappush(self._heap, (passes + 1) * SLOT_KEY + slot)
+            self._finals.append(r)
             r.label = "useful"
             r.seg_start = passes + 1
             self.ptoks += pf
@@ -296,17 +297,20 @@ class Sim:
                     continue
                 raise EngineError("policy %s stalled with %d waiting and nothing resident"
                                   % (policy.name, len(waiting)))
-            while True:
-                if not heap:
-                    raise EngineError("policy %s paused every resident: no pass can run"
-                                      % policy.name)
-                key = heap[0]
-                t = key >> SLOT_BITS
-                r = res[key & SLOT_MASK]
-                if r is not None and r.target == t:
-                    break
-                heappop(heap)
             passes = self.passes
+            if self._finals:
+                t = passes + 1  # a last chunk ends after the next pass
+            else:
+                while True:
+                    if not heap:
+                        raise EngineError("policy %s paused every resident: no pass can run"
+                                          % policy.name)
+                    key = heap[0]
+                    t = key >> SLOT_BITS
+                    r = res[key & SLOT_MASK]
+                    if r is not None and r.target == t:
+                        break
+                    heappop(heap)
             k = t - passes
             cost = fixed + per_row * self.rows + per_token * self.ptoks
             if self._extra_cost:
@@ -354,25 +358,19 @@ class Sim:
                 runs_append((k, now, rows, ptoks, cost, useful, kv))
             else:
                 self.log_truncated = True
-            # ---- phase ends. The two commonest transitions are inlined (same effect as
-            # _transition, which handles every case): a last prefill chunk followed by decoding,
-            # and a last token with no hold.
+            # ---- phase ends: last chunks first (then every heap entry still matching its
+            # resident's target is live). The two commonest transitions are inlined (same effect as
+            # _transition, which handles every case): a last chunk followed by decoding, and a
+            # last token with no hold.
             now = self.now
-            end_key = (passes + 1) * SLOT_KEY
-            while heap and heap[0] < end_key:
-                slot = heappop(heap) & SLOT_MASK
-                r = res[slot]
-                if r is None or r.target != passes:
-                    continue
-                phase = r.phase
-                if r.ghost or r.hold_until > passes or (phase != FINAL and phase != DECODE):
-                    self._transition(r)
-                    continue
-                rid = r.rid
-                if phase == FINAL:
-                    if r.out_left <= 1:
+            if self._finals:
+                finals = self._finals
+                self._finals = []
+                for r in finals:
+                    if r.ghost or r.hold_until > passes or r.out_left <= 1:
                         self._transition(r)
                         continue
+                    rid = r.rid
                     self.ptoks -= r.pf_left
                     r.pf_done += r.pf_left
                     r.pf_left = 0
@@ -387,27 +385,37 @@ class Sim:
                     r.dec_at = passes
                     r.phase = DECODE
                     r.target = t = passes + r.out_left
-                    heappush(heap, t * SLOT_KEY + slot)
+                    heappush(heap, t * SLOT_KEY + r.slot)
                     self.n_gap += 1  # still useful, same segment label
-                else:  # DECODE -> done, slot freed at once
-                    k = passes - r.dec_at
-                    emitted[rid] += k
-                    last_tick[rid] = now
-                    r.out_left -= k
-                    self.n_useful -= 1
-                    self.n_gap -= 1
-                    if seg_cap is None or len(segments) < seg_cap:
-                        segments.append((slot, rid, r.label, r.seg_start, passes))
-                    else:
-                        self.seg_truncated = True
-                    self.kv -= r.kv0 + r.pf_done + emitted[rid] - r.emit0
-                    res[slot] = None
-                    heappush(free, slot)
-                    self.n_resident -= 1
-                    self.rows -= 1
-                    done_pass[rid] = passes
-                    done_tick[rid] = now
-                    self.n_done += 1
+            end_key = (passes + 1) * SLOT_KEY
+            while heap and heap[0] < end_key:
+                slot = heappop(heap) & SLOT_MASK
+                r = res[slot]
+                if r is None or r.target != passes:
+                    continue
+                if r.ghost or r.hold_until > passes or r.phase != DECODE:
+                    self._transition(r)
+                    continue
+                # DECODE -> done, slot freed at once
+                rid = r.rid
+                k = passes - r.dec_at
+                emitted[rid] += k
+                last_tick[rid] = now
+                r.out_left -= k
+                self.n_useful -= 1
+                self.n_gap -= 1
+                if seg_cap is None or len(segments) < seg_cap:
+                    segments.append((slot, rid, r.label, r.seg_start, passes))
+                else:
+                    self.seg_truncated = True
+                self.kv -= r.kv0 + r.pf_done + emitted[rid] - r.emit0
+                res[slot] = None
+                heappush(free, slot)
+                self.n_resident -= 1
+                self.rows -= 1
+                done_pass[rid] = passes
+                done_tick[rid] = now
+                self.n_done += 1
         return self
 
     # ------------------------------------------------------------ phases
@@ -444,7 +452,10 @@ class Sim:
     def _set_phase(self, r, phase, target):
         r.phase = phase
         r.target = target
-        heapq.heappush(self._heap, target * SLOT_KEY + r.slot)
+        if phase == FINAL:
+            self._finals.append(r)  # a one-pass phase: no heap entry needed
+        else:
+            heapq.heappush(self._heap, target * SLOT_KEY + r.slot)
         label = "padding" if r.ghost else LABEL[phase]
         if label != r.label:
             if r.label is not None:
@@ -487,6 +498,8 @@ class Sim:
                 self.n_useful -= 1
                 if r.resumed and r in self._pending_gaps:
                     self._pending_gaps.remove(r)
+            if r in self._finals:
+                self._finals.remove(r)
         elif phase == DECODE:
             self.n_useful -= 1
             self.n_gap -= 1
