@@ -3,8 +3,9 @@
 Between events (an admission, a last prefill chunk, a last token, a static group's end, an arrival
 that could be admitted) every pass has the same rows, prefill tokens and cost, so the core executes
 a whole *run* of k identical passes at once. Each resident has one absolute target pass (the last
-pass of its current phase) in a heap, so finding k costs O(log slots) and the work of a simulation
-grows with events, not with passes x slots.
+pass of its current phase) in a heap (a one-pass last-chunk phase sits in a short list instead), so
+finding k costs O(log slots) and the work of a simulation grows with events, not with passes x
+slots.
 
 Loop (`Sim.run`), time `now` in integer ticks, `passes` = passes completed so far:
 
