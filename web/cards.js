@@ -4,7 +4,7 @@
 import { el } from './controls.js';
 import { fmt, fmtPct, fmtTime } from './canvas-kit.js';
 
-const NAMES = { static: 'static', continuous: 'continuous', vllm: 'vLLM-style' };
+const NAMES = { static: 'static', continuous: 'continuous', vllm: 'vLLM' };
 
 function card(title, what, ...body) {
   return el('article', { class: 'card' }, el('h4', { text: title }), el('p', { class: 'what', text: what }), ...body);

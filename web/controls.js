@@ -124,7 +124,9 @@ export function buildControls(container, fields, { onValue }) {
     /** Put an engine ScenarioError beside the control its dotted field path belongs to. */
     showEngineError(detail) {
       const path = detail?.field || '';
-      const match = fields.filter((f) => path === f.path || path.startsWith(`${f.path}.`) || f.path.startsWith(`${path}.`))
+      // The field itself or the control that owns it (server.cost.fixed_ms → cost); a message about
+      // a whole section ("workload") has no one control and goes to the form message.
+      const match = fields.filter((f) => path === f.path || path.startsWith(`${f.path}.`))
         .sort((a, b) => b.path.length - a.path.length)[0];
       if (match && setError(match.name, detail.message, 'engine')) return match.name;
       return null;

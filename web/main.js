@@ -297,6 +297,9 @@ function renderTimelines() {
     drawLane(lane.canvas, res, laneView(lane.s));
     if (lane.kv) drawKV(lane.kv, res, laneView(lane.s));
     const m = res.metrics;
+    lane.canvas.setAttribute('aria-label', `${lane.title} timeline: ${res.scenario.server.slots} slots, ${fmt(m.passes)} passes, `
+      + `${fmtPct(m.utilization)} of slot-steps emit a token, ${fmtPct(m.shares.padding)} padding, ${fmtPct(m.shares.idle)} idle. `
+      + 'Up and down arrows inspect a slot at the playhead.');
     lane.stats.replaceChildren(el('b', { text: fmt(m.passes) }), document.createTextNode(' passes · '),
       el('b', { text: fmtPct(m.utilization) }), document.createTextNode(' useful · '),
       document.createTextNode(fmtTime(m.makespan, unitOf(res))),
