@@ -44,8 +44,8 @@ export class Source {
   hasSnapshot(method, params) { return this.snapshot.has(canonical({ method, params })); }
 
   /** Resolve with the protocol result, or reject with an Error whose .detail is the protocol error. */
-  async call(method, params, { preferSnapshot = false } = {}) {
-    if (!this.live || preferSnapshot) {
+  async call(method, params) {
+    if (!this.live) {
       const resp = this.snapshot.get(canonical({ method, params }));
       if (resp) return unwrap(resp);
     }

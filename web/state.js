@@ -7,7 +7,6 @@
 // the native CLI, and the message says so.
 export const PAGE_LIMITS = { requests: 20000 };
 
-export const VIEW_KEYS = ['vllm', 'preset', 'embed', 'lecture', 'theme', 'pass'];
 export const FIGURES = ['timeline', 'metrics', 'skew', 'slots', 'cost', 'kv', 'check'];
 const HIDDEN_PATHS = new Set(['scheduler', 'workload.items']);
 const GROUPS = { workload: 'Workload', server: 'Server', slo: 'Service-level objectives' };

@@ -1,17 +1,13 @@
 // The slot × pass occupancy timeline: pure draw(canvas, result, view) plus hit testing.
 // Rows are slots, columns are forward passes on a scale shared by every lane, so the lanes'
-// lengths compare directly. Draw calls are bounded by pixels: a segment narrower than a device
-// pixel that lands in a pixel column already painted is skipped, so a million-request run costs
-// about as much to draw as a small one.
+// lengths compare directly. Draw calls are bounded by pixels: a segment that lands in a pixel
+// column already painted is skipped, so a huge run issues about as many fills as a small one
+// (the loop over segments stays linear; the engine caps them at 250,000 per result).
 
 import { colorFor, setupCanvas, theme, hatch, niceTicks, font, fmt } from './canvas-kit.js';
 
-export const GUTTER = 34;      // px for slot labels (× the lecture scale)
+export const GUTTER = 34;      // px for slot labels
 export const AXIS_H = 18;      // px for the pass axis under the rows
-
-// Phase codes in `segments` (see py_engine/core.py); strings are accepted too.
-const PHASE_NAMES = ['prefill', 'useful', 'padding', 'idle'];
-export function phaseName(p) { return typeof p === 'number' ? (PHASE_NAMES[p] ?? String(p)) : String(p); }
 
 const indexCache = new WeakMap();
 
@@ -23,7 +19,7 @@ export function indexSegments(result) {
   const rows = Array.from({ length: slots }, () => []);
   for (const s of result.segments || []) {
     const [slot, rid, phase, first, last] = s;
-    if (slot >= 0 && slot < slots) rows[slot].push([first, last, rid, phaseName(phase)]);
+    if (slot >= 0 && slot < slots) rows[slot].push([first, last, rid, phase]);   // phase: prefill | useful | padding (py_engine/core.py)
   }
   for (const r of rows) r.sort((a, b) => a[0] - b[0]);
   const byId = new Map();
@@ -77,8 +73,6 @@ export function draw(canvas, result, view) {
       if (x1 - x0 < devPx) x1 = x0 + devPx;
       if (phase === 'padding') {
         ctx.fillStyle = pad;
-      } else if (phase === 'idle') {
-        lastEnd = x1; continue;
       } else {
         ctx.fillStyle = rid == null || rid < 0 ? t.muted : colorFor(rid);
         ctx.globalAlpha = phase === 'prefill' ? 0.42 : 1;
