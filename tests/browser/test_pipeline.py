@@ -164,12 +164,18 @@ def test_repeat_visit_uses_the_verified_cache(strict_page, harness_url, site_dis
     assert strict_page.evaluate(boot) > 0
     assert "pyodide.asm.wasm" in fetched and numpy_file in fetched
 
-    # Spoil the cached numpy: the next visit must notice and download it again.
-    strict_page.evaluate(
-        """async (name) => { const cache = await caches.open('cbx-runtime-v1');
-             for (const req of await cache.keys())
-               if (req.url.includes(name)) await cache.put(req, new Response('spoiled')); }""",
-        numpy_file)
+    # The worker fills the cache in the background: wait for all of it (runtime, numpy, engine).
+    # Then spoil the cached numpy: the next visit must notice and download it again.
+    stored = strict_page.evaluate(
+        """async ([name, want]) => { const cache = await caches.open('cbx-runtime-v1');
+             for (let i = 0; i < 200 && (await cache.keys()).length < want; i++)
+               await new Promise((r) => setTimeout(r, 50));
+             const keys = await cache.keys();
+             for (const req of keys)
+               if (req.url.includes(name)) await cache.put(req, new Response('spoiled'));
+             return keys.length; }""",
+        [numpy_file, len(manifest["pyodide"]["runtime"]) + 2])
+    assert stored == len(manifest["pyodide"]["runtime"]) + 2
     fetched.clear()
     strict_page.goto(harness_url)
     assert strict_page.evaluate(boot) > 0
