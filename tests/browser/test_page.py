@@ -113,6 +113,15 @@ def test_shared_url_reproduces_the_view(strict_page, site_url, wait_state, read_
     assert page.input_value("#scrub") == "50"
     assert page.input_value("#ctl-chunk") == "256"
 
+    # Keyboard inspection: focus the static timeline, move to slot 2; the tooltip names the request
+    # the native run has in that slot at the playhead.
+    page.focus('canvas[data-lane="static"]')
+    page.keyboard.press("ArrowDown")
+    rid = next(seg[1] for seg in expected["static"]["segments"] if seg[0] == 1 and seg[3] <= 50 <= seg[4])
+    tip = page.text_content("#tooltip")
+    assert page.is_visible("#tooltip") and f"Request #{rid} " in tip and "TTFT" in tip
+    page.focus("#ctl-output_mean")
+
     # Change something, then open the page's own URL in a fresh page: the same view comes back.
     n = drawn(page)
     type_into(page, "#ctl-output_mean", "50")
