@@ -36,7 +36,7 @@ export function laneHeight(slots, lecture = false, compact = false) {
 }
 function rowHeight(slots, lecture, compact) {
   // compact: an embedded figure has to fit an iframe without scrolling.
-  const maxH = compact ? 16 : lecture ? 34 : 24, total = compact ? 128 : lecture ? 300 : 210;
+  const maxH = compact ? 16 : lecture ? 30 : 24, total = compact ? 128 : lecture ? 240 : 210;
   return Math.max(Math.min(maxH, total / slots), 0.75);
 }
 
