@@ -7,8 +7,12 @@ response {"ok": true, "result": ...} or
 params: simulate {"scenario"}, compare {"scenario", "schedulers"?}, sweep {"scenario", "param",
 "values", "schedulers"?}, check {"quick"?: bool}, schema {}, presets {}, kv {...} (py_engine.kv).
 Floats that are not finite never leave: they become null.
+
+`handle(request)` is the dict API; `handle_json(text)` is the same call with JSON text on both sides,
+the Web Worker's entry point (one string crosses the JS/Python boundary each way).
 """
 
+import json
 import math
 
 from . import api
@@ -64,7 +68,8 @@ def _error(kind, field, value, allowed, message):
                                           "allowed": allowed, "message": message})}
 
 
-def handle(request):
+def _respond(request):
+    """The response with the method's result as returned (maybe not JSON-safe yet); never raises."""
     try:
         if not isinstance(request, dict):
             return _error("ScenarioError", "request", None, "an object {method, params}",
@@ -85,7 +90,7 @@ def handle(request):
                     return _error("ScenarioError", "params." + str(k), None,
                                   "one of " + (", ".join(sorted(known)) or "(none)"),
                                   "params.%s: unknown parameter for %s" % (k, method))
-        return {"ok": True, "result": _clean(METHODS[method](params))}
+        return {"ok": True, "result": METHODS[method](params)}
     except ScenarioError as e:
         return {"ok": False, "error": _clean(e.to_dict())}
     except RecursionError:
@@ -95,3 +100,29 @@ def handle(request):
         return _error("EngineError", None, None, None, "out of memory: use a smaller scenario")
     except Exception as e:  # never raise across the worker boundary
         return _error("EngineError", None, None, None, "%s: %s" % (type(e).__name__, e))
+
+
+def handle(request):
+    response = _respond(request)
+    if response["ok"]:
+        response["result"] = _clean(response["result"])
+    return response
+
+
+def handle_json(text):
+    """JSON text in, JSON text out (equal to json.dumps(handle(json.loads(text)))); never raises.
+
+    Results are almost always plain JSON already, so they are encoded directly; only when that
+    fails (a non-finite float, a numpy scalar) is the result walked by _clean. On a 10,000-request
+    compare the walk alone costs about as much as the encoding.
+    """
+    try:
+        request = json.loads(text)
+    except (ValueError, TypeError, RecursionError) as e:
+        return json.dumps(_error("ScenarioError", "request", None, "a JSON object {method, params}",
+                                 "request: not valid JSON (%s)" % e))
+    response = _respond(request)
+    try:
+        return json.dumps(response, allow_nan=False)
+    except (ValueError, TypeError):
+        return json.dumps(_clean(response), allow_nan=False)
