@@ -113,7 +113,8 @@ def compare(scenario=None, schedulers=("static", "continuous")):
     return out
 
 
-def _set(scenario, dotted, value):
+def set_field(scenario, dotted, value):
+    """scenario["a"]["b"] = value for dotted "a.b", creating the inner objects on the way."""
     d = scenario
     parts = dotted.split(".")
     for p in parts[:-1]:
@@ -147,7 +148,7 @@ def sweep(scenario=None, param="skew", values=(0.0, 0.3, 0.6), schedulers=("stat
     points = []
     for v in values:
         sc = copy.deepcopy(base)
-        _set(sc, path, v)
+        set_field(sc, path, v)
         res = compare(sc, schedulers)
         pt = {"value": v}
         for name in schedulers:

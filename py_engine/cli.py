@@ -40,15 +40,6 @@ def _value(text):
     return {"null": None, "true": True, "false": False}.get(text, text)
 
 
-def _set(d, dotted, value):
-    parts = dotted.split(".")
-    for p in parts[:-1]:
-        if not isinstance(d.get(p), dict):
-            d[p] = {}
-        d = d[p]
-    d[parts[-1]] = value
-
-
 def _read_trace(path):
     try:
         with open(path, newline="") as f:
@@ -85,15 +76,16 @@ def scenario_from_args(args):
         except (OSError, ValueError) as e:
             raise ScenarioError("scenario", src[:40], "a JSON object or a JSON file",
                                 "scenario: cannot read %s (%s)" % (src[:40], e))
+    from .api import set_field
     for flag, path in FLAGS:
         v = getattr(args, flag.replace("-", "_"), None)
         if v is not None:
             if path == "workload.arrival.kind" and not isinstance(sc.get("workload", {}).get(
                     "arrival"), dict):
-                _set(sc, "workload.arrival", {})
-            _set(sc, path, _value(v))
+                set_field(sc, "workload.arrival", {})
+            set_field(sc, path, _value(v))
     if args.trace:
-        _set(sc, "workload.items", _read_trace(args.trace))
+        set_field(sc, "workload.items", _read_trace(args.trace))
     return sc
 
 
