@@ -12,27 +12,9 @@ self.addEventListener("securitypolicyviolation", (e) =>
 
 const SITE = new URL("./", import.meta.url); // worker.js sits at the site root
 
-// The Python side: JSON string in, JSON string out, never raises (py_engine.protocol.handle never
-// raises; the two guards cover a malformed request and a non-JSON number in a result).
-const SHIM = `
-import json
-from py_engine.protocol import handle as _handle
-
-def _cbx_error(message):
-    return {"ok": False, "error": {"type": "EngineError", "field": None, "value": None,
-                                   "allowed": None, "message": message}}
-
-def _cbx_call(text):
-    try:
-        request = json.loads(text)
-    except ValueError as e:
-        return json.dumps(_cbx_error(f"malformed request: {e}"))
-    response = _handle(request)
-    try:
-        return json.dumps(response, allow_nan=False)
-    except ValueError as e:
-        return json.dumps(_cbx_error(f"result is not valid JSON: {e}"))
-`;
+// The Python side: JSON string in, JSON string out, never raises (py_engine.protocol.handle_json
+// guards malformed requests and non-JSON numbers itself, and is tested natively).
+const SHIM = "from py_engine.protocol import handle_json as _cbx_call";
 
 let lastStatus = { stage: "", progress: -1 };
 function status(stage, progress, detail = "") {
