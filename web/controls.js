@@ -20,7 +20,7 @@ const HINTS = {
   skew: '0 = every request the same length; higher = long tail.',
   slots: 'Sequences that share one forward pass.',
   chunk: 'Prompt tokens a sequence prefills per pass.',
-  arrival: 'burst = all at t = 0.',
+  arrival: 'burst = all at t = 0; poisson = random, at the rate below; gap = evenly spaced.',
   kv_tokens: 'Empty = unlimited.',
 };
 
