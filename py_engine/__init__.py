@@ -8,7 +8,7 @@ Where things live (one concern per module):
     policies/     one file per scheduler behind a three-hook interface (base.py) and a registry
     metrics.py    utilization, shares, percentiles, TBT, SLO goodput
     api.py        simulate / compare / sweep / presets (JSON in, JSON out)
-    protocol.py   the worker's single entry point handle(request) (never raises)
+    protocol.py   handle(request) and handle_json(text), the worker's entry point (never raise)
     cli.py        python -m py_engine run | compare | sweep | check | bench | kv
     reference.py  the article's brute-force step loop and closed form (independent of core)
     check.py      self-verification: engine vs reference.py (also run in the browser)

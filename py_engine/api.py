@@ -13,7 +13,7 @@ from . import slo as _slo
 from .core import EngineError, Sim
 from .cost import Cost
 from .policies import get as _get_policy
-from .scenario import TICKS, ScenarioError, normalize, public
+from .scenario import TICKS, ScenarioError, _choice, cost_unit, normalize, public
 from .workload import generate
 
 RESULT_CAPS = {"requests": 100_000, "segments": 250_000, "passes_log": 250_000}
@@ -34,7 +34,6 @@ def run_sim(scenario, trace=None):
         trace = generate(scenario["workload"])
     sim = Sim(trace, scenario["server"]["slots"], Cost.from_scenario(scenario),
               seg_cap=RESULT_CAPS["segments"], log_cap=RESULT_CAPS["passes_log"])
-    sim.scenario = scenario
     policy = _get_policy(scenario["scheduler"])(sim, scenario)
     try:
         sim.run(policy)
@@ -78,7 +77,7 @@ def _result(sim, scenario):
         "passes_log": passes_log,
         "truncated": {"requests": sim.n > n, "segments": sim.seg_truncated,
                       "passes_log": sim.log_truncated},
-        "unit": "pass" if scenario["server"]["cost"] == "unit" else "ms",
+        "unit": cost_unit(scenario),
     }
 
 
@@ -94,17 +93,26 @@ def simulate(scenario=None):
     return _result(run_sim(s), s)
 
 
+def _check_schedulers(schedulers):
+    if isinstance(schedulers, str) or not isinstance(schedulers, (list, tuple)) or not schedulers:
+        raise ScenarioError("schedulers", schedulers, "a non-empty list of scheduler names")
+    for name in schedulers:
+        _choice("scheduler", name)
+
+
 def compare(scenario=None, schedulers=("static", "continuous")):
     """The same trace through several schedulers; speedup = static / continuous."""
     s = _norm(scenario)
-    if isinstance(schedulers, str) or not isinstance(schedulers, (list, tuple)) or not schedulers:
-        raise ScenarioError("schedulers", schedulers, "a non-empty list of scheduler names")
+    _check_schedulers(schedulers)
+    return _compare(s, schedulers)
+
+
+def _compare(s, schedulers):
+    """compare() on an already normalised scenario and checked scheduler names."""
     trace = generate(s["workload"])
     out = {}
     for name in schedulers:
-        sn = dict(s)
-        sn["scheduler"] = name
-        sn = normalize(public(sn))  # validates the name
+        sn = dict(s, scheduler=name)  # nothing in normalize depends on the scheduler but its name
         out[name] = _result(run_sim(sn, trace), sn)
     if "static" in out and "continuous" in out:
         a, b = out["static"]["metrics"], out["continuous"]["metrics"]
@@ -131,25 +139,25 @@ def sweep(scenario=None, param="skew", values=(0.0, 0.3, 0.6), schedulers=("stat
     "speedup": {...} (only when both static and continuous ran)}]}. param is a leaf name (see
     SWEEP_PARAMS) or its dotted path; schedulers may be any non-empty subset, e.g. ["continuous"].
     """
-    if isinstance(schedulers, str) or not isinstance(schedulers, (list, tuple)) or not schedulers:
-        raise ScenarioError("schedulers", schedulers, "a non-empty list of scheduler names")
+    _check_schedulers(schedulers)
     path = SWEEP_PARAMS.get(param, param) if isinstance(param, str) else None
     if path not in SWEEP_PARAMS.values():
         raise ScenarioError("param", param, "one of " + ", ".join(SWEEP_PARAMS))
     if not isinstance(values, (list, tuple)) or not 1 <= len(values) <= MAX_SWEEP_POINTS:
         raise ScenarioError("values", values, "a list of 1 to %d values" % MAX_SWEEP_POINTS)
     base = public(_norm(scenario))
-    if path == "workload.arrival.rate":
-        base["workload"]["arrival"] = {"kind": "poisson",
-                                       "rate": base["workload"]["arrival"].get("rate", 20.0)}
-    if path == "workload.arrival.every":
-        base["workload"]["arrival"] = {"kind": "gap",
-                                       "every": base["workload"]["arrival"].get("every", 50.0)}
+    kind = {"workload.arrival.rate": "poisson", "workload.arrival.every": "gap"}.get(path)
+    if kind:  # sweeping a rate or a gap implies that arrival process
+        base["workload"]["arrival"] = {"kind": kind}
+    parts = path.split(".")
     points = []
     for v in values:
-        sc = copy.deepcopy(base)
-        set_field(sc, path, v)
-        res = compare(sc, schedulers)
+        sc = d = dict(base)  # copy only the dicts on the path; the trace items are shared, read-only
+        for p in parts[:-1]:
+            d[p] = dict(d[p])
+            d = d[p]
+        d[parts[-1]] = v
+        res = _compare(normalize(sc), schedulers)
         pt = {"value": v}
         for name in schedulers:
             m = res[name]["metrics"]

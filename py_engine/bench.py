@@ -102,8 +102,5 @@ def main(quick=False):
                                   "n/a" if peak is None else "%.0f MB" % (peak / 1e6)))
     print("   passes %d, runs %d, utilization %.3f, segments kept %d (capped: %s)" % (
         sim.passes, sim.n_runs, m["utilization"], len(sim.segments), sim.seg_truncated))
-    try:
-        from . import bench_vllm
-    except ImportError:  # the vllm policy is optional
-        return
+    from . import bench_vllm
     bench_vllm.main(quick=quick)

@@ -29,7 +29,6 @@ class _StepVLLM(VLLM):
 
 def _step_run(sc, trace):
     sim = Sim(trace, sc["server"]["slots"], Cost.from_scenario(sc))
-    sim.scenario = sc
     return sim.run(_StepVLLM(sim, sc))
 
 

@@ -177,13 +177,9 @@ def run(quick=True, seed=20260101):
     ch.run("skew sweep: x1.00 at 0, rising", _skew_sweep)
     ch.run("determinism", _determinism)
     ch.run("bad inputs raise ScenarioError naming the field", _bad_inputs)
-    try:
-        from . import check_vllm
-    except ImportError:  # the vllm policy is optional
-        check_vllm = None
-    if check_vllm is not None:
-        for name, fn in check_vllm.checks(rng, quick):
-            ch.run(name, fn)
+    from . import check_vllm
+    for name, fn in check_vllm.checks(rng, quick):
+        ch.run(name, fn)
     passed = sum(c["ok"] for c in ch.items)
     return {"passed": passed, "failed": len(ch.items) - passed, "checks": ch.items,
             "seconds": round(time.perf_counter() - t0, 3), "quick": quick}

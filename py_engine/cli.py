@@ -80,10 +80,7 @@ def scenario_from_args(args):
     for flag, path in FLAGS:
         v = getattr(args, flag.replace("-", "_"), None)
         if v is not None:
-            if path == "workload.arrival.kind" and not isinstance(sc.get("workload", {}).get(
-                    "arrival"), dict):
-                set_field(sc, "workload.arrival", {})
-            set_field(sc, path, _value(v))
+            set_field(sc, path, _value(v))  # replaces a non-object on the way (e.g. arrival: "burst")
     if args.trace:
         set_field(sc, "workload.items", _read_trace(args.trace))
     return sc

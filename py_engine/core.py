@@ -254,12 +254,6 @@ class Sim:
         """KV tokens held by the resident in `slot` now: prompt tokens processed + tokens emitted."""
         return self._kv_of(self.res[slot])
 
-    def emitted_now(self, slot):
-        """Tokens emitted so far by the resident in `slot` (exact between runs)."""
-        r = self.res[slot]
-        e = self.emitted[r.rid]
-        return e + (self.passes - r.dec_at if r.phase == DECODE else 0)
-
     # ------------------------------------------------------------ the loop
     def run(self, policy):
         n, arrive, res, heap = self.n, self.arrive, self.res, self._heap
@@ -271,7 +265,6 @@ class Sim:
         emitted, last_tick = self.emitted, self.last_tick
         first_pass, first_tick = self.first_pass, self.first_tick
         done_pass, done_tick = self.done_pass, self.done_tick
-        kv_hook = getattr(policy, "kv_tokens", None)  # optional override (e.g. KV in blocks)
         schedule, horizon, wants_arrivals = policy.schedule, policy.horizon, policy.wants_arrivals
         if getattr(type(policy).horizon, "no_limit", False):
             horizon = None  # the base class's "no policy limit": skip the call on every run
@@ -350,8 +343,6 @@ class Sim:
             if n_gap:
                 gw[cost] = gw.get(cost, 0) + n_gap
             self.kv = kv = self.kv + k * (ptoks + useful)
-            if kv_hook is not None:
-                kv = kv_hook()
             if kv > self.kv_peak:
                 self.kv_peak = kv
             self.n_runs += 1

@@ -255,4 +255,3 @@ def kv_from_params(params):
     return kv_capacity(**params)
 
 
-handle = kv_from_params  # the worker protocol's "kv" method

@@ -29,7 +29,7 @@ def _check(params):
 
 def _kv(params):
     from . import kv
-    return kv.handle(params) if hasattr(kv, "handle") else kv.kv_capacity(**params)
+    return kv.kv_from_params(params)
 
 
 METHODS = {

@@ -5,8 +5,8 @@
 can build its controls and its client-side messages from the same ranges.
 
 Integer clock: simulated time is kept in integer *ticks*, 1 tick = 1e-6 of the cost unit (1 ns when
-the unit is ms). `normalize` also returns the private key "_ticks" (cost coefficients and explicit
-arrival times rounded to ticks once); `public(scenario)` strips it for output.
+the unit is ms). `normalize` also returns the private key "_ticks" (the cost coefficients rounded to
+ticks once; workload.generate rounds arrival times with the same to_ticks); `public(scenario)` strips it for output.
 
 Caps (documented limits, each with a clear message): requests <= 1_000_000 (generated or explicit),
 output_mean <= 100_000, prompt_mean <= 1_000_000, per-request prompt <= 10_000_000 and out <= 1_000_000,
@@ -150,29 +150,22 @@ def _int(path, value, lo=None, hi=None):
     spec = _BY_PATH.get(path)
     if lo is None and spec:
         lo, hi = spec[3], spec[4]
-    allowed = "an integer from %s to %s" % (_num(lo), _num(hi))
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ScenarioError(path, value, allowed)
-    if isinstance(value, float):
-        if not math.isfinite(value) or not value.is_integer():
-            raise ScenarioError(path, value, allowed)
-        value = int(value)
-    if value < lo or value > hi:
-        raise ScenarioError(path, value, allowed)
-    return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+            isinstance(value, float) and (not math.isfinite(value) or not value.is_integer())) or (
+            not lo <= value <= hi):
+        # the message is built only on failure: explicit traces call this for every item
+        raise ScenarioError(path, value, "an integer from %s to %s" % (_num(lo), _num(hi)))
+    return int(value)
 
 
 def _float(path, value, lo=None, hi=None):
     spec = _BY_PATH.get(path)
     if lo is None and spec:
         lo, hi = spec[3], spec[4]
-    allowed = "a number from %s to %s" % (_num(lo), _num(hi))
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ScenarioError(path, value, allowed)
-    value = float(value)
-    if not math.isfinite(value) or value < lo or value > hi:
-        raise ScenarioError(path, value, allowed)
-    return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+            not math.isfinite(value) or not lo <= value <= hi):
+        raise ScenarioError(path, value, "a number from %s to %s" % (_num(lo), _num(hi)))
+    return float(value)
 
 
 def _choice(path, value):

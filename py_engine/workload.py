@@ -36,7 +36,7 @@ Arrivals (in ticks; 1 tick = 1e-6 of the cost unit):
 
 import numpy as np
 
-from .scenario import TICKS
+from .scenario import TICKS, to_ticks
 
 P_LONG = 0.15
 CAP = 3.0
@@ -59,7 +59,7 @@ def generate(workload):
     """Normalised workload dict -> (arrive_ticks, prompt, out) as Python int lists."""
     if workload.get("items") is not None:
         items = workload["items"]
-        return ([int(round(it["arrive"] * TICKS)) for it in items],
+        return ([to_ticks(it["arrive"]) for it in items],
                 [it["prompt"] for it in items], [it["out"] for it in items])
     n, skew = workload["requests"], workload["skew"]
     rng = np.random.default_rng(workload["seed"])

@@ -1,12 +1,8 @@
-"""Scheduling policies by name. A new policy = one new file here + one import line below."""
-
-import importlib.util
+"""Scheduling policies by name. A new policy = one new file here, its import below, and its name in
+scenario.SCHEDULERS (the validated choices)."""
 
 from .base import REGISTRY, Policy, register
-from . import static, continuous  # noqa: F401  (registration side effect)
-
-if importlib.util.find_spec(__name__ + ".vllm") is not None:  # the vLLM-style policy (issue 4)
-    from . import vllm  # noqa: F401
+from . import static, continuous, vllm  # noqa: F401  (registration side effect)
 
 
 def get(name):

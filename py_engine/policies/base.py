@@ -21,8 +21,8 @@ Hooks (all called between runs, with `self.sim` positioned at `sim.now` ticks / 
 State a policy may read: sim.now, sim.passes, sim.slots, sim.free (free slot numbers), sim.res[slot]
 (Resident or None; .rid, .phase in core.PREFILL/FINAL/DECODE/HOLD, .chunk), sim.n_resident,
 sim.arrive/prompt/out (per request id, ticks/tokens), sim.emitted[rid] (exact for non-decoding
-residents; use sim.emitted_now(slot) for a resident), sim.resident_kv(slot), sim.kv (KV tokens over
-residents), sim.next_arrival (first request not yet arrived), sim.cost (Cost in ticks), sim.scenario.
+residents), sim.resident_kv(slot), sim.kv (KV tokens over
+residents), sim.next_arrival (first request not yet arrived), sim.cost (Cost in ticks); the scenario is self.scenario.
 
 More batch-shaping calls: `sim.pause(slot)` keeps a resident's slot and KV but leaves it out of the
 next passes (no row, no tokens; its slot-steps count as idle), `sim.unpause(slot, chunk)` puts it
@@ -33,16 +33,11 @@ tokens already emitted stay emitted. Re-admit with `prefill=prompt + emitted` (r
 `prefill=0, kv0=prompt + emitted` (swap resume; add the transfer with `add_cost`). The first token after a resume is
 counted as a TBT gap from the request's previous token; a request's first token is never re-emitted.
 
-Optional hook: `kv_tokens()` -> int, called at the end of every run (sim.passes already advanced,
-before phase ends are processed), overrides the KV occupancy written to passes_log.kv_tokens and
-metrics.kv_peak_tokens (the core's default, `sim.kv`, is kv0 + prompt tokens processed + tokens
-emitted over residents; a policy counting whole blocks returns its own figure).
-
 Determinism: no policy may use randomness or wall-clock time; ties go to the lowest slot / the
 earliest request id (sim.free is a min-heap; waiting is FCFS).
 
 A new policy is one new file in `py_engine/policies/` with `@register("name")` on its class, plus
-one import line in `policies/__init__.py`.
+its import in `policies/__init__.py` and its name in `scenario.SCHEDULERS`.
 """
 
 
