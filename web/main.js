@@ -231,6 +231,7 @@ function renderMain() {
   const cmp = app.cmp, scheds = schedulers().filter((s) => cmp[s]);
   renderHeadline(cmp);
   const t0 = performance.now();
+  renderLaneInfo();
   renderTimelines();
   performance.measure('cbx:draw', { start: t0, end: performance.now() });
   renderCards($('metric-cards'), cmp, scheds);
@@ -288,14 +289,12 @@ function laneView(s) {
     focus: app.focus?.s === s ? app.focus : null, lecture: root.classList.contains('lecture'), compact: !!root.dataset.embed };
 }
 
-function renderTimelines() {
-  if (!app.cmp) return;
+// Once per result: lane rows, their readouts and accessible descriptions.
+function renderLaneInfo() {
   ensureLanes();
   for (const lane of app.lanes.values()) {
     const res = app.cmp[lane.s];
     if (!res) continue;
-    drawLane(lane.canvas, res, laneView(lane.s));
-    if (lane.kv) drawKV(lane.kv, res, laneView(lane.s));
     const m = res.metrics;
     lane.canvas.setAttribute('aria-label', `${lane.title} timeline: ${res.scenario.server.slots} slots, ${fmt(m.passes)} passes, `
       + `${fmtPct(m.utilization)} of slot-steps emit a token, ${fmtPct(m.shares.padding)} padding, ${fmtPct(m.shares.idle)} idle. `
@@ -304,6 +303,18 @@ function renderTimelines() {
       el('b', { text: fmtPct(m.utilization) }), document.createTextNode(' useful · '),
       document.createTextNode(fmtTime(m.makespan, unitOf(res))),
       res.truncated?.segments ? el('span', { class: 'trunc', text: ' · drawing cut at the engine\'s segment cap' }) : '');
+  }
+}
+
+// Every frame (playhead, hover, resize): the canvases and the playhead readout only.
+function renderTimelines() {
+  if (!app.cmp) return;
+  for (const lane of app.lanes.values()) {
+    const res = app.cmp[lane.s];
+    if (!res) continue;
+    const view = laneView(lane.s);
+    drawLane(lane.canvas, res, view);
+    if (lane.kv) drawKV(lane.kv, res, view);
   }
   renderPlayer();
 }
@@ -375,6 +386,7 @@ function play() {
 app.playToken = 0;
 
 function stop() {
+  if (!app.playing) return;   // steps and scrubs call this; only a running play has state to end
   app.playing = 0;
   renderPlayer();
   writeURL();
@@ -683,7 +695,13 @@ function wireUI() {
   $('btn-csv').addEventListener('click', () => X.download(X.fileName('requests', 'csv'), X.toCSV(app.cmp, schedulers()), 'text/csv'));
   $('btn-json').addEventListener('click', () => X.download(X.fileName('result', 'json'), X.toJSON(app.req, app.cmp), 'application/json'));
   document.addEventListener('keydown', onKey);
-  new ResizeObserver(() => redrawSoonAll()).observe(document.querySelector('.figures'));
+  // Canvases size to the figure's width; a height change (new lanes, a sweep's cancel button) is
+  // already redrawn by whatever caused it.
+  let figWidth = -1;
+  new ResizeObserver((entries) => {
+    const w = entries[entries.length - 1].contentRect.width;
+    if (w !== figWidth) { figWidth = w; redrawSoonAll(); }
+  }).observe(document.querySelector('.figures'));
   initKV();
 }
 

@@ -52,7 +52,7 @@ export function ttftAxisMax(values, slo) {
   return top > cap ? cap : undefined;
 }
 
-/** The largest slots value whose p95 TTFT meets the SLO ("raise it until it breaks, then stop"). */
+/** The largest slots value that meets the SLO, p95 TTFT and p95 TBT both (the engine's meets_slo). */
 export function largestMeetingSLO(pts, slo) {
   const ok = pts.filter((p) => (p[3] != null ? p[3] : p[2] != null && p[2] <= slo));
   return ok.length ? Math.max(...ok.map((p) => p[0])) : null;

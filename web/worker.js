@@ -216,7 +216,7 @@ onmessage = async (ev) => {
   try {
     postMessage({ kind: "reply", id, json: call(JSON.stringify({ method, params: params ?? {} })) });
   } catch (e) {
-    // handle() never raises, so only a broken interpreter (out of memory, say) gets here.
+    // handle_json() never raises, so only a broken interpreter (out of memory, say) gets here.
     errorReply(id, `the engine failed: ${e.message}`);
   }
 };
