@@ -300,15 +300,20 @@ def build(out: Path = DIST, pyodide_cdn: str | None = None) -> Path:
     """Build the site into `out` (replaced only when every step and check succeeded)."""
     py = ensure_venv(BUILD_REQUIREMENTS)
     tarball = fetch_pyodide_tarball()
-    # A private staging folder next to `out`: concurrent builds (tests, bench) never collide, and
-    # `out` is replaced only by a complete, checked site.
+    # A private staging folder next to `out`: `out` is replaced only by a complete, checked site.
+    # Concurrent builds stage apart, but the final swap is not atomic: don't build the same `out`
+    # from two processes at once (the browser tests build into their own temp folder).
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:
         staging = work / out.name
         _build_into(staging, py, tarball, pyodide_cdn)
         shutil.rmtree(out, ignore_errors=True)
-        os.replace(staging, out)
+        try:
+            os.replace(staging, out)
+        except OSError as e:
+            raise BuildError(f"could not put the new site in place at {out} ({e}); "
+                             "was another build writing there?") from e
     finally:
         shutil.rmtree(work, ignore_errors=True)
     files = json.loads((out / "manifest.json").read_text())["files"]

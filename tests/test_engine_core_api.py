@@ -9,7 +9,7 @@ from collections import Counter
 
 from hypothesis import given, settings, strategies as st
 
-from py_engine.core import DECODE, HOLD, PAUSED, PREFILL, EngineError, Sim
+from py_engine.core import DECODE, PAUSED, PREFILL, EngineError, Sim
 from py_engine.cost import Cost
 from py_engine.policies.base import Policy
 
@@ -214,4 +214,3 @@ def test_pausing_everyone_is_an_engine_error():
         assert "paused every resident" in str(e)
     else:
         raise AssertionError("no error")
-    assert HOLD != DECODE  # phases are distinct constants

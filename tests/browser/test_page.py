@@ -63,27 +63,28 @@ def test_controls_presets_and_keyboard_show_native_numbers(strict_page, site_url
     page.click('[data-preset="chat"]')
     redrawn(page, n)
     assert query(page) == {"preset": "chat"}
-    metrics_match(read_metrics(page), flat_metrics(native.compare(presets["chat"]["scenario"])))
+    assert metrics_match(read_metrics(page),
+                         flat_metrics(native.compare(presets["chat"]["scenario"]))) >= 46
 
     n = drawn(page)
     page.locator("body").press("2")
     redrawn(page, n)
     second = list(presets)[1]
     shown = read_metrics(page)
-    metrics_match(shown, flat_metrics(native.compare(presets[second]["scenario"])))
-    if second == "equal":
-        assert shown["speedup.passes"] == 1.0
+    assert metrics_match(shown, flat_metrics(native.compare(presets[second]["scenario"]))) >= 46
+    assert second == "equal"
+    assert shown["speedup.passes"] == 1.0
 
     # A preset made for the vLLM-style scheduler switches its lane on.
-    if "kv_pressure" in presets:
-        n = drawn(page)
-        page.click('[data-preset="kv_pressure"]')
-        redrawn(page, n)
-        assert query(page) == {"preset": "kv_pressure", "vllm": "1"}
-        shown = read_metrics(page)
-        expected = native.compare(presets["kv_pressure"]["scenario"], ["static", "continuous", "vllm"])
-        assert metrics_match(shown, flat_metrics(expected)) >= 68
-        assert shown["vllm.preemptions"] > 0 and page.is_visible("canvas.kvstrip")
+    assert "kv_pressure" in presets
+    n = drawn(page)
+    page.click('[data-preset="kv_pressure"]')
+    redrawn(page, n)
+    assert query(page) == {"preset": "kv_pressure", "vllm": "1"}
+    shown = read_metrics(page)
+    expected = native.compare(presets["kv_pressure"]["scenario"], ["static", "continuous", "vllm"])
+    assert metrics_match(shown, flat_metrics(expected)) >= 68
+    assert shown["vllm.preemptions"] > 0 and page.is_visible("canvas.kvstrip")
 
     # Playhead from the keyboard: Home, three steps right, one left; the scrubber and URL agree.
     page.locator("body").press("Home")
@@ -211,7 +212,8 @@ def test_bad_input_gets_a_message_and_the_page_keeps_working(strict_page, site_u
     assert "workload.requests" in page.text_content('[data-error-for="requests"]')
     assert "theme" in page.text_content("#form-message")
     assert page.locator("script:not([src])").count() == 0
-    metrics_match(read_metrics(page), flat_metrics(native.compare({"workload": {"seed": 5}})))
+    assert metrics_match(read_metrics(page),
+                         flat_metrics(native.compare({"workload": {"seed": 5}}))) >= 46
 
     # Bad values typed into a control: a message, no recompute, the last result stays.
     before = read_metrics(page)
@@ -242,7 +244,7 @@ def test_bad_input_gets_a_message_and_the_page_keeps_working(strict_page, site_u
     redrawn(page, n)
     assert page.text_content('[data-error-for="slots"]') == ""
     expected = native.compare({"workload": {"seed": 5}, "server": {"slots": 6}}, ["static", "continuous", "vllm"])
-    metrics_match(read_metrics(page), flat_metrics(expected))
+    assert metrics_match(read_metrics(page), flat_metrics(expected)) >= 68
 
 
 @pytest.mark.parametrize("figure", ["timeline", "slots"])

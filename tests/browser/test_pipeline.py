@@ -57,8 +57,8 @@ def test_default_page_equals_native_and_snapshot(strict_page, site_url, native, 
     expected = flat_metrics(native.compare({}))
     assert MUST_SHOW <= _metric_keys(live), f"missing: {MUST_SHOW - _metric_keys(live)}"
     assert metrics_match(live, expected) >= len(MUST_SHOW)
-    if early_state == "snapshot":
-        assert early == live, "numbers drawn from the snapshot changed when the engine took over"
+    assert early_state == "snapshot", "first paint should come from the build-time snapshot"
+    assert early == live, "numbers drawn from the snapshot changed when the engine took over"
 
     # Every response, the worker's and Pyodide's included, carried the strict CSP.
     assert headers, "no responses seen"
