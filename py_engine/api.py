@@ -1,82 +1,91 @@
-"""Public API: simulate / compare / sweep / presets. JSON in, JSON out, no other state.
+"""Public API: simulate / compare / sweep. JSON in, JSON out, no other state.
 
 Result caps (so a huge run cannot produce a huge document): `requests` lists at most
 RESULT_CAPS["requests"] records, `segments` at most RESULT_CAPS["segments"] and `passes_log` at most
 RESULT_CAPS["passes_log"] runs; metrics always cover the whole run. result["truncated"] says which
-lists were cut ({"requests": bool, "segments": bool, "passes_log": bool}).
+lists were cut ({"requests": bool, "segments": bool, "passes_log": bool}). Record layouts:
+records.py.
 """
 
-import copy
-
+from . import fields
 from . import metrics as _metrics
 from . import slo as _slo
-from .core import EngineError, Sim
-from .cost import Cost
-from .policies import get as _get_policy
-from .scenario import TICKS, ScenarioError, _choice, cost_unit, normalize, public
+from .core import Sim
+from .cost import TICKS, Cost, cost_unit
+from .errors import ScenarioError
+from .policies import get as _get_policy, scheduler_names
+from .presets import presets
+from .scenario import normalize, public
 from .workload import generate
 
 RESULT_CAPS = {"requests": 100_000, "segments": 250_000, "passes_log": 250_000}
-SWEEP_PARAMS = {
-    "skew": "workload.skew", "requests": "workload.requests", "seed": "workload.seed",
-    "output_mean": "workload.output_mean", "prompt_mean": "workload.prompt_mean",
-    "rate": "workload.arrival.rate", "every": "workload.arrival.every",
-    "slots": "server.slots", "chunk": "server.chunk",
-    "max_num_batched_tokens": "server.max_num_batched_tokens", "kv_tokens": "server.kv_tokens",
-    "block_size": "server.block_size",
-}
 MAX_SWEEP_POINTS = 200
 
 
+class Run:
+    """A finished simulation: the core's state and the policy that drove it."""
+
+    __slots__ = ("sim", "policy", "scenario")
+
+    def __init__(self, sim, policy, scenario):
+        self.sim, self.policy, self.scenario = sim, policy, scenario
+
+
 def run_sim(scenario, trace=None):
-    """Normalised scenario (+ optional pre-generated trace) -> finished Sim (no JSON building)."""
+    """Normalised scenario (+ optional pre-generated trace) -> finished Run (no JSON building)."""
     if trace is None:
         trace = generate(scenario["workload"])
+    cls = _get_policy(scenario["scheduler"])
+    cls.check(scenario, trace)
     sim = Sim(trace, scenario["server"]["slots"], Cost.from_scenario(scenario),
               seg_cap=RESULT_CAPS["segments"], log_cap=RESULT_CAPS["passes_log"])
-    policy = _get_policy(scenario["scheduler"])(sim, scenario)
+    policy = cls(sim, scenario)
     try:
         sim.run(policy)
     except OverflowError:
         raise ScenarioError("workload", "<trace>", "a run whose simulated time fits in 2^63 ticks",
                             "the simulated time overflows: use fewer or shorter requests or a "
                             "cheaper cost model")
-    sim.policy = policy
-    return sim
+    return Run(sim, policy, scenario)
 
 
-def _result(sim, scenario):
-    m = _metrics.compute(sim, scenario)
-    extra = getattr(getattr(sim, "policy", None), "extra_metrics", None)
-    if extra is not None:  # additive policy counters (vllm: swap / recompute)
-        m.update(extra())
-    n = min(sim.n, RESULT_CAPS["requests"])
+def _requests(sim, n):
+    """The first n request records (layout records.REQUEST)."""
     arrive, prompt, out = sim.arrive, sim.prompt, sim.out
     at, ft, dt = sim.admit_tick, sim.first_tick, sim.done_tick
-    fp, dp, pre = sim.first_pass, sim.done_pass, sim.preemptions
+    ap, fp, dp, pre = sim.admit_pass, sim.first_pass, sim.done_pass, sim.preemptions
     reqs = []
     for i in range(n):
         a, f, d, o = arrive[i], ft[i], dt[i], out[i]
         reqs.append({
             "id": i, "arrive": a / TICKS, "prompt": prompt[i], "out": o,
             "admit": at[i] / TICKS, "first_token": f / TICKS, "done": d / TICKS,
-            "admit_pass": sim.admit_pass[i], "first_token_pass": fp[i], "done_pass": dp[i],
+            "admit_pass": ap[i], "first_token_pass": fp[i], "done_pass": dp[i],
             "ttft": (f - a) / TICKS, "tpot": 0.0 if o == 1 else (d - f) / TICKS / (o - 1),
             "e2e": (d - a) / TICKS, "preemptions": pre[i],
         })
-    log = sim.log
+    return reqs
+
+
+def result(run):
+    """A finished Run -> the result document (SPEC section 4)."""
+    sim, scenario, rec = run.sim, run.scenario, run.sim.rec
+    m = _metrics.compute(sim, scenario)
+    m.update(run.policy.extra_metrics())
+    n = min(sim.n, RESULT_CAPS["requests"])
+    log = rec.log
     passes_log = {k: list(v) for k, v in log.items() if k not in ("cost", "start")}
     passes_log["cost"] = [c / TICKS for c in log["cost"]]
     passes_log["start"] = [s / TICKS for s in log["start"]]
     return {
         "scheduler": scenario["scheduler"],
         "scenario": public(scenario),
-        "requests": reqs,
+        "requests": _requests(sim, n),
         "metrics": m,
-        "segments": [list(s) for s in sim.segments],
+        "segments": [list(s) for s in rec.segments],
         "passes_log": passes_log,
-        "truncated": {"requests": sim.n > n, "segments": sim.seg_truncated,
-                      "passes_log": sim.log_truncated},
+        "truncated": {"requests": sim.n > n, "segments": rec.seg_truncated,
+                      "passes_log": rec.log_truncated},
         "unit": cost_unit(scenario),
     }
 
@@ -90,14 +99,16 @@ def _norm(scenario):
 def simulate(scenario=None):
     """Scenario dict (untrusted) -> result dict (SPEC section 4)."""
     s = _norm(scenario)
-    return _result(run_sim(s), s)
+    return result(run_sim(s))
 
 
 def _check_schedulers(schedulers):
+    names = scheduler_names()
     if isinstance(schedulers, str) or not isinstance(schedulers, (list, tuple)) or not schedulers:
         raise ScenarioError("schedulers", schedulers, "a non-empty list of scheduler names")
     for name in schedulers:
-        _choice("scheduler", name)
+        if not isinstance(name, str) or name not in names:
+            raise ScenarioError("scheduler", name, "one of " + ", ".join(names))
 
 
 def compare(scenario=None, schedulers=("static", "continuous")):
@@ -113,7 +124,7 @@ def _compare(s, schedulers):
     out = {}
     for name in schedulers:
         sn = dict(s, scheduler=name)  # nothing in normalize depends on the scheduler but its name
-        out[name] = _result(run_sim(sn, trace), sn)
+        out[name] = result(run_sim(sn, trace))
     if "static" in out and "continuous" in out:
         a, b = out["static"]["metrics"], out["continuous"]["metrics"]
         out["speedup"] = {"passes": a["passes"] / b["passes"],
@@ -132,23 +143,29 @@ def set_field(scenario, dotted, value):
     d[parts[-1]] = value
 
 
+SWEEP_METRICS = ("passes", "makespan", "utilization", "throughput_tok_s", "ttft", "tbt", "e2e",
+                 "goodput_rps", "slo_attainment", "preemptions", "kv_peak_tokens")
+
+
 def sweep(scenario=None, param="skew", values=(0.0, 0.3, 0.6), schedulers=("static", "continuous")):
-    """Compare static vs continuous at each value of one parameter.
+    """Compare the schedulers at each value of one parameter.
 
     Returns {"param", "path", "values", "points": [{"value", "<scheduler>": {metrics subset},
-    "speedup": {...} (only when both static and continuous ran)}]}. param is a leaf name (see
-    SWEEP_PARAMS) or its dotted path; schedulers may be any non-empty subset, e.g. ["continuous"].
+    "speedup": {...} (only when both static and continuous ran)}], "slo", "best", "lowest"}.
+    param is a sweepable field's URL name (fields.SWEEPS) or its dotted path; schedulers may be any
+    non-empty subset, e.g. ["continuous"].
     """
     _check_schedulers(schedulers)
-    path = SWEEP_PARAMS.get(param, param) if isinstance(param, str) else None
-    if path not in SWEEP_PARAMS.values():
-        raise ScenarioError("param", param, "one of " + ", ".join(SWEEP_PARAMS))
+    path = fields.SWEEPS.get(param, param) if isinstance(param, str) else None
+    if path not in fields.SWEEPS.values():
+        raise ScenarioError("param", param, "one of " + ", ".join(fields.SWEEPS))
     if not isinstance(values, (list, tuple)) or not 1 <= len(values) <= MAX_SWEEP_POINTS:
         raise ScenarioError("values", values, "a list of 1 to %d values" % MAX_SWEEP_POINTS)
     base = public(_norm(scenario))
-    kind = {"workload.arrival.rate": "poisson", "workload.arrival.every": "gap"}.get(path)
-    if kind:  # sweeping a rate or a gap implies that arrival process
-        base["workload"]["arrival"] = {"kind": kind}
+    # sweeping a field that exists only in one variant (a Poisson rate) implies that variant
+    for cond, allowed in fields.BY_PATH[path].when.items():
+        parent, _, key = cond.rpartition(".")
+        set_field(base, parent, {key: allowed[0]})
     parts = path.split(".")
     points = []
     for v in values:
@@ -161,9 +178,7 @@ def sweep(scenario=None, param="skew", values=(0.0, 0.3, 0.6), schedulers=("stat
         pt = {"value": v}
         for name in schedulers:
             m = res[name]["metrics"]
-            pt[name] = {k: m[k] for k in ("passes", "makespan", "utilization", "throughput_tok_s",
-                                          "ttft", "tbt", "e2e", "goodput_rps", "slo_attainment",
-                                          "preemptions", "kv_peak_tokens")}
+            pt[name] = {k: m[k] for k in SWEEP_METRICS}
         if "speedup" in res:
             pt["speedup"] = res["speedup"]
         points.append(pt)
@@ -172,38 +187,4 @@ def sweep(scenario=None, param="skew", values=(0.0, 0.3, 0.6), schedulers=("stat
                          schedulers, base["slo"])
 
 
-PRESETS = {
-    "article": {"label": "Article default",
-                "description": "64 requests arriving together, 8 slots, chunk 512, long-tail "
-                               "lengths (skew 0.6), the article's cost model.",
-                "scenario": {}},
-    "equal": {"label": "Equal lengths",
-              "description": "Every request has the same prompt and output: static wastes nothing, "
-                             "speedup exactly 1.00.",
-              "scenario": {"workload": {"skew": 0.0}}},
-    "single": {"label": "One slot",
-               "description": "slots = 1: both schedulers run one request at a time, speedup 1.00.",
-               "scenario": {"server": {"slots": 1}}},
-    "chat": {"label": "Chat (Poisson arrivals)",
-             "description": "256 requests arriving as a Poisson stream at 4 req/s on 16 slots "
-                            "(about 60% busy): continuous keeps TTFT low, static queues.",
-             "scenario": {"workload": {"requests": 256, "arrival": {"kind": "poisson",
-                                                                     "rate": 4.0}},
-                          "server": {"slots": 16}}},
-    "kv_pressure": {"label": "KV pressure (vllm)",
-                    "description": "The vllm policy with a KV cache of 3,000 tokens: the batch "
-                                   "fits at admission, overflows later, and requests are "
-                                   "preempted (recompute).",
-                    "scenario": {"scheduler": "vllm", "server": {"kv_tokens": 3000}}},
-    "long_docs": {"label": "Long documents",
-                  "description": "Prompts of ~4,000 tokens with short answers: prefill dominates, "
-                                 "chunked prefill matters.",
-                  "scenario": {"workload": {"prompt_mean": 4000, "output_mean": 64}}},
-}
-
-
-def presets():
-    return copy.deepcopy(PRESETS)
-
-
-__all__ = ["simulate", "compare", "sweep", "presets", "ScenarioError", "EngineError", "run_sim"]
+__all__ = ["simulate", "compare", "sweep", "presets", "run_sim", "result", "Run"]

@@ -20,54 +20,21 @@ Loop (`Sim.run`), time `now` in integer ticks, `passes` = passes completed so fa
 A pass that starts at time t admits requests with arrive <= t (the next run is cut at the first pass
 whose start time is >= the next arrival, computed exactly in ticks).
 
-Resident phases (per slot):
-    PREFILL  non-final prefill chunks: `chunk` tokens per pass         -> slot-step "prefill"
-    FINAL    one pass: the last chunk (remainder tokens; 0 for a swapped-in resume) and one emitted
-             token (the first token, or the next token of a resumed request)   -> "useful"
-    DECODE   one token per pass                                      -> "useful"
-    HOLD     finished but its slot is held (static group)             -> "padding"
-    PAUSED   keeps its slot and KV but is not in the batch (vllm: over the token budget); not a
-             row, no tokens, no segment: its slot-steps count as idle
-A ghost resident (request id -1) is an empty row of a short static group: it pays cost like a
-member but every slot-step of it is "padding".
-
-Output encodings (what `segments` and `passes_log` in a result mean):
-    segments: list of [slot, request_id, phase, first_pass, last_pass], 1-based inclusive passes,
-        phase in "prefill" | "useful" | "padding"; request_id -1 = empty row of a static group.
-        A slot with no segment covering a pass is idle in that pass. Consecutive passes of one
-        request in one phase form one segment.
-    passes_log: columnar run-length table, one entry per run of identical passes, in order:
-        {"count": [...], "start": [...], "rows": [...], "prefill_tokens": [...], "cost": [...],
-         "useful": [...], "kv_tokens": [...]}
-        run i covers passes (sum(count[:i]) + 1) .. sum(count[:i+1]) and starts at time start[i]
-        (cost unit); rows (rows computed, idle slots excluded), prefill_tokens, cost (cost unit)
-        and useful (tokens emitted) are per pass; kv_tokens is the KV-cache occupancy at the end of
-        the run (its peak, since KV only grows inside a run). Idle time between runs (waiting for
-        an arrival or for a static group to fill) is no pass: start[i+1] > start[i] + count[i] *
-        cost[i] there. In the Sim these are integer ticks; api.py converts start/cost to floats.
+Resident phases (PREFILL, FINAL, DECODE, HOLD, PAUSED) and their bookkeeping: phases.py.
+What a run records (segments, the passes log, TBT gaps) is kept by `recorder.Recorder`.
 """
 
 import heapq
 from array import array
 from collections import deque
 
-PREFILL, FINAL, DECODE, HOLD, PAUSED = 0, 1, 2, 3, 4
-SLOT_BITS = 13                      # heap keys: target_pass << SLOT_BITS | slot (<= 8192 slots)
-SLOT_KEY, SLOT_MASK = 1 << SLOT_BITS, (1 << SLOT_BITS) - 1
-LABEL = ("prefill", "useful", "useful", "padding", None)
+from .errors import EngineError
+from .phases import (DECODE, FINAL, HOLD, PAUSED, PREFILL, SLOT_BITS, SLOT_KEY,  # noqa: F401
+                     SLOT_MASK, Phases, Resident)
+from .recorder import Recorder
 
 
-class EngineError(RuntimeError):
-    """An internal inconsistency (a bug or a stalled policy), reported as data by the protocol."""
-
-
-class Resident:
-    __slots__ = ("rid", "slot", "phase", "pf_left", "pf_done", "chunk", "pf_at", "dec_at",
-                 "out_left", "hold_until", "target", "label", "seg_start", "ghost",
-                 "resumed", "kv0", "emit0")
-
-
-class Sim:
+class Sim(Phases):
     """State of one simulation. Policies read it and act on it through the methods below."""
 
     def __init__(self, trace, slots, cost, seg_cap=None, log_cap=None):
@@ -100,7 +67,6 @@ class Sim:
         self.kv_peak = 0
         # totals over the run (slot-steps)
         self.t_useful = self.t_prefill = self.t_pad = self.t_rows = 0
-        self.gap_weights = {}           # TBT: gap in ticks -> number of token gaps
         # per request (ticks, 1-based passes); -1 = not yet
         z = [-1] * n
         self.admit_tick = array("q", z)
@@ -112,21 +78,7 @@ class Sim:
         self.last_tick = array("q", z)
         self.emitted = array("q", [0] * n)
         self.preemptions = array("q", [0] * n)
-        # drawing output (capped so a huge run cannot explode)
-        self.seg_cap, self.log_cap = seg_cap, log_cap
-        self.segments = []
-        self.seg_truncated = False
-        self.runs = []                  # (count, start, rows, prefill_tokens, cost, useful, kv)
-        self.log_truncated = False
-        self.n_runs = 0
-
-    LOG_COLUMNS = ("count", "start", "rows", "prefill_tokens", "cost", "useful", "kv_tokens")
-
-    @property
-    def log(self):
-        """passes_log as columns (ticks), built from the recorded runs."""
-        cols = list(zip(*self.runs)) if self.runs else [()] * len(self.LOG_COLUMNS)
-        return {name: list(col) for name, col in zip(self.LOG_COLUMNS, cols)}
+        self.rec = Recorder(seg_cap, log_cap)   # segments, passes log, TBT gaps
 
     # ------------------------------------------------------------ policy API
     def admit(self, rid, chunk, prefill=None, hold_until=0, kv0=0):
@@ -259,18 +211,14 @@ class Sim:
         n, arrive, res, heap = self.n, self.arrive, self.res, self._heap
         cost_m = self.cost
         fixed, per_row, per_token = cost_m.fixed, cost_m.per_row, cost_m.per_token
-        gw = self.gap_weights
+        rec = self.rec
+        add_gaps, add_run, add_segment = rec.gaps, rec.run, rec.segment
         heappop, heappush = heapq.heappop, heapq.heappush
-        waiting, free, segments, seg_cap = self.waiting, self.free, self.segments, self.seg_cap
+        waiting, free = self.waiting, self.free
         emitted, last_tick = self.emitted, self.last_tick
         first_pass, first_tick = self.first_pass, self.first_tick
         done_pass, done_tick = self.done_pass, self.done_tick
         schedule, horizon, wants_arrivals = policy.schedule, policy.horizon, policy.wants_arrivals
-        if getattr(type(policy).horizon, "no_limit", False):
-            horizon = None  # the base class's "no policy limit": skip the call on every run
-        log_cap = self.log_cap
-        runs = self.runs
-        runs_append = runs.append
         while self.n_done < n:
             na = self.next_arrival
             now = self.now
@@ -311,12 +259,11 @@ class Sim:
                 cost += self._extra_cost
                 self._extra_cost = 0
                 k = 1
-            if horizon is not None:
-                h = horizon()
-                if h is not None and h < k:
-                    if h < 1:
-                        raise EngineError("policy %s returned horizon %r < 1" % (policy.name, h))
-                    k = h
+            h = horizon()
+            if h is not None and h < k:
+                if h < 1:
+                    raise EngineError("policy %s returned horizon %r < 1" % (policy.name, h))
+                k = h
             if na < n and not waiting and wants_arrivals():
                 ka = -(-(arrive[na] - now) // cost)  # first pass starting at/after the arrival
                 if ka < k:
@@ -335,21 +282,16 @@ class Sim:
             n_gap = k * self.n_gap
             if self._pending_gaps:  # first token after a preemption / pause: gap from the last one
                 for r in self._pending_gaps:
-                    g = now + cost - self.last_tick[r.rid]
-                    gw[g] = gw.get(g, 0) + 1
+                    add_gaps(now + cost - self.last_tick[r.rid], 1)
                     if r.phase == DECODE:
                         n_gap -= 1
                 self._pending_gaps.clear()
             if n_gap:
-                gw[cost] = gw.get(cost, 0) + n_gap
+                add_gaps(cost, n_gap)
             self.kv = kv = self.kv + k * (ptoks + useful)
             if kv > self.kv_peak:
                 self.kv_peak = kv
-            self.n_runs += 1
-            if log_cap is None or len(runs) < log_cap:
-                runs_append((k, now, rows, ptoks, cost, useful, kv))
-            else:
-                self.log_truncated = True
+            add_run(k, now, rows, ptoks, cost, useful, kv)
             # ---- phase ends: last chunks first (then every heap entry still matching its
             # resident's target is live). The two commonest transitions are inlined (same effect as
             # _transition, which handles every case): a last chunk followed by decoding, and a
@@ -396,10 +338,7 @@ class Sim:
                 r.out_left -= k
                 self.n_useful -= 1
                 self.n_gap -= 1
-                if seg_cap is None or len(segments) < seg_cap:
-                    segments.append((slot, rid, r.label, r.seg_start, passes))
-                else:
-                    self.seg_truncated = True
+                add_segment(slot, rid, r.label, r.seg_start, passes)
                 self.kv -= r.kv0 + r.pf_done + emitted[rid] - r.emit0
                 res[slot] = None
                 heappush(free, slot)
@@ -409,152 +348,3 @@ class Sim:
                 done_tick[rid] = now
                 self.n_done += 1
         return self
-
-    # ------------------------------------------------------------ phases
-    def _prefill_progress(self, r):
-        done = (self.passes - r.pf_at) * r.chunk
-        r.pf_left -= done
-        r.pf_done += done
-        r.pf_at = self.passes
-
-    def _decode_progress(self, r):
-        rid, k = r.rid, self.passes - r.dec_at
-        if k:  # it emitted in every pass since dec_at, the last one ending now
-            self.emitted[rid] += k
-            r.out_left -= k
-            r.dec_at = self.passes
-            self.last_tick[rid] = self.now
-
-    def _kv_of(self, r):
-        kv = r.kv0 + r.pf_done + (0 if r.ghost else self.emitted[r.rid] - r.emit0)
-        if r.phase == PREFILL:
-            kv += (self.passes - r.pf_at) * r.chunk
-        elif r.phase == DECODE:
-            kv += self.passes - r.dec_at
-        return kv
-
-    def _enter_prefill(self, r):
-        r.pf_at = self.passes
-        n = -(-r.pf_left // r.chunk) if r.pf_left > 0 else 1
-        if n >= 2:
-            self._set_phase(r, PREFILL, self.passes + n - 1)
-        else:
-            self._set_phase(r, FINAL, self.passes + 1)
-
-    def _set_phase(self, r, phase, target):
-        r.phase = phase
-        r.target = target
-        if phase == FINAL:
-            self._finals.append(r)  # a one-pass phase: no heap entry needed
-        else:
-            heapq.heappush(self._heap, target * SLOT_KEY + r.slot)
-        label = "padding" if r.ghost else LABEL[phase]
-        if label != r.label:
-            if r.label is not None:
-                self._close_segment(r)
-            r.label = label
-            r.seg_start = self.passes + 1
-        if phase == PREFILL:
-            self.ptoks += r.chunk
-            if r.ghost:
-                self.n_pad += 1
-            else:
-                self.n_prefill += 1
-        elif phase == FINAL:
-            self.ptoks += r.pf_left
-            if r.ghost:
-                self.n_pad += 1
-            else:
-                self.n_useful += 1
-                if r.resumed:
-                    self._pending_gaps.append(r)
-        elif phase == DECODE:
-            self.n_useful += 1
-            self.n_gap += 1
-        elif phase == HOLD:
-            self.n_pad += 1
-
-    def _unaggregate(self, r):
-        phase = r.phase
-        if phase == PREFILL:
-            self.ptoks -= r.chunk
-            if r.ghost:
-                self.n_pad -= 1
-            else:
-                self.n_prefill -= 1
-        elif phase == FINAL:
-            self.ptoks -= r.pf_left
-            if r.ghost:
-                self.n_pad -= 1
-            else:
-                self.n_useful -= 1
-                if r.resumed and r in self._pending_gaps:
-                    self._pending_gaps.remove(r)
-            if r in self._finals:
-                self._finals.remove(r)
-        elif phase == DECODE:
-            self.n_useful -= 1
-            self.n_gap -= 1
-            if self._pending_gaps and r in self._pending_gaps:
-                self._pending_gaps.remove(r)
-        elif phase == HOLD:
-            self.n_pad -= 1
-
-    def _close_segment(self, r):
-        if r.label is None or r.seg_start > self.passes:
-            return
-        if self.seg_cap is not None and len(self.segments) >= self.seg_cap:
-            self.seg_truncated = True
-            return
-        self.segments.append((r.slot, r.rid, r.label, r.seg_start, self.passes))
-
-    def _transition(self, r):
-        """r's phase ended with the pass just completed (self.passes == r.target)."""
-        self._unaggregate(r)
-        phase = r.phase
-        passes = self.passes
-        if phase == PREFILL:
-            self._prefill_progress(r)
-            self._set_phase(r, FINAL, passes + 1)
-            return
-        if phase == HOLD:
-            self._retire(r)
-            return
-        rid = r.rid
-        if phase == FINAL:
-            r.pf_done += r.pf_left
-            r.pf_left = 0
-            r.resumed = False
-            if not r.ghost:
-                if self.emitted[rid] == 0:
-                    self.first_pass[rid] = passes
-                    self.first_tick[rid] = self.now
-                self.emitted[rid] += 1
-                self.last_tick[rid] = self.now
-                r.out_left -= 1
-            if r.out_left > 0:
-                r.dec_at = passes
-                self._set_phase(r, DECODE, passes + r.out_left)
-                return
-        else:  # DECODE: its last token was emitted in this pass
-            self._decode_progress(r)
-        r.phase = HOLD  # no lazy progress left to account
-        if r.hold_until > passes:
-            self._set_phase(r, HOLD, r.hold_until)
-            return
-        self._retire(r)
-
-    def _free_slot(self, r):
-        self.res[r.slot] = None
-        heapq.heappush(self.free, r.slot)
-        self.n_resident -= 1
-        self.rows -= 1
-
-    def _retire(self, r):
-        self._close_segment(r)
-        self.kv -= self._kv_of(r)
-        self._free_slot(r)
-        if r.rid >= 0:
-            self.done_pass[r.rid] = self.passes
-            self.done_tick[r.rid] = self.now
-            self.n_done += 1

@@ -1,7 +1,8 @@
-"""The article's closed forms: pass cost and chunked-prefill steps.
+"""The cost unit, its integer ticks, and the article's closed forms: pass cost and prefill steps.
 
-Floats (`step_cost_ms`) are for people; the engine uses `Cost`, the same model in integer ticks
-(1 tick = 1e-6 ms), so every run is exact and platform independent.
+Simulated time is kept in integer *ticks*, 1 tick = 1e-6 of the cost unit (1 ns when the unit is
+ms), so every run is exact and platform independent. Floats (`step_cost_ms`) are for people; the
+engine uses `Cost`, the same model in ticks.
 
 >>> round(step_cost_ms(1, 0), 2), round(step_cost_ms(32, 0), 2)
 (22.35, 33.2)
@@ -13,6 +14,19 @@ Floats (`step_cost_ms`) are for people; the engine uses `Cost`, the same model i
 267600000
 """
 
+from .errors import ScenarioError
+
+TICKS = 1_000_000  # ticks per cost unit
+
+ARTICLE_COST = {"fixed_ms": 22.0, "per_row_ms": 0.35, "per_prefill_token_ms": 0.06}
+UNIT_COST = {"fixed_ms": 1.0, "per_row_ms": 0.0, "per_prefill_token_ms": 0.0}
+NAMED = {"article": ARTICLE_COST, "unit": UNIT_COST}
+
+
+def to_ticks(x):
+    """Cost-unit float -> integer ticks (rounded once; IEEE multiply is exact-rounded everywhere)."""
+    return int(round(x * TICKS))
+
 
 def step_cost_ms(rows, prefill_tokens, fixed_ms=22.0, per_row_ms=0.35, per_prefill_token_ms=0.06):
     """Cost of one forward pass in ms (the article: 22.0 + 0.35*rows + 60.0*prefill_tokens/1000)."""
@@ -22,6 +36,25 @@ def step_cost_ms(rows, prefill_tokens, fixed_ms=22.0, per_row_ms=0.35, per_prefi
 def prefill_steps(prompt, chunk):
     """Passes a prompt needs under chunked prefill: max(1, ceil(prompt / chunk))."""
     return max(1, -(-prompt // chunk))
+
+
+def coefficients(cost):
+    """A normalised server.cost (a name or an object) -> {fixed_ms, per_row_ms, per_prefill_token_ms}."""
+    return NAMED[cost] if isinstance(cost, str) else cost
+
+
+def ticks_of(coeffs):
+    """Coefficients in the cost unit -> the same in integer ticks (a pass costs at least 1 tick)."""
+    t = {"fixed": to_ticks(coeffs["fixed_ms"]), "per_row": to_ticks(coeffs["per_row_ms"]),
+         "per_prefill_token": to_ticks(coeffs["per_prefill_token_ms"])}
+    if t["fixed"] < 1:
+        raise ScenarioError("server.cost.fixed_ms", coeffs["fixed_ms"], "a number >= 0.000001")
+    return t
+
+
+def cost_unit(scenario):
+    """The unit every time in a result is in: ms, or passes under the unit cost."""
+    return "pass" if scenario["server"]["cost"] == "unit" else "ms"
 
 
 class Cost:

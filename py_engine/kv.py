@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .scenario import ScenarioError
+from .errors import ScenarioError
 
 # Bytes per element. fp8 = e4m3/e5m2, as vLLM's kv_cache_dtype="fp8".
 DTYPES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
@@ -233,8 +233,12 @@ def kv_capacity(model=None, gpu=None, *, dtype="bf16", kv_dtype=None, layers=Non
     }
 
 
-KV_PARAMS = ("model", "gpu", "dtype", "kv_dtype", "layers", "kv_heads", "head_dim", "params",
-             "weight_bytes", "gpu_bytes", "gpus", "gpu_mem_utilization", "context_len")
+# kv_capacity's parameters and their CLI flags (python -m py_engine kv --<flag>)
+KV_PARAMS = [("model", "model"), ("gpu", "gpu"), ("dtype", "dtype"), ("kv_dtype", "kv-dtype"),
+             ("layers", "layers"), ("kv_heads", "kv-heads"), ("head_dim", "head-dim"),
+             ("params", "params"), ("weight_bytes", "weight-bytes"), ("gpu_bytes", "gpu-bytes"),
+             ("gpus", "gpus"), ("gpu_mem_utilization", "util"), ("context_len", "context")]
+_KV_NAMES = [name for name, _ in KV_PARAMS]
 
 
 def kv_from_params(params):
@@ -248,8 +252,8 @@ def kv_from_params(params):
             _fail("presets", params["presets"], "true, alone (it lists the presets)")
         return presets()
     for key in params:
-        if key not in KV_PARAMS:
-            _fail(str(key), params[key], "a known field: " + ", ".join(KV_PARAMS))
+        if key not in _KV_NAMES:
+            _fail(str(key), params[key], "a known field: " + ", ".join(_KV_NAMES))
     if not params:
         params = ARTICLE   # nothing asked: the article's worked example
     return kv_capacity(**params)

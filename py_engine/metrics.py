@@ -20,7 +20,7 @@ Definitions:
 
 import numpy as np
 
-from .scenario import TICKS, to_ticks
+from .cost import TICKS, to_ticks
 
 PCTS = (50, 95, 99)
 
@@ -86,7 +86,7 @@ def compute(sim, scenario):
         "output_tokens": output_tokens,
         "throughput_tok_s": output_tokens / seconds,
         "ttft": _pcts(ttft),
-        "tbt": _weighted_pcts(sim.gap_weights),
+        "tbt": _weighted_pcts(sim.rec.gap_weights),
         "e2e": _pcts(e2e),
         "goodput_rps": good / seconds,
         "slo_attainment": good / n,

@@ -16,11 +16,13 @@ import json
 import math
 
 from . import api
-from .scenario import ScenarioError, schema
+from .errors import ScenarioError
+from .presets import presets
+from .scenario import schema
 
 
 def _check(params):
-    from . import check
+    from .verify import check
     quick = params.get("quick", True)
     if not isinstance(quick, bool):
         raise ScenarioError("params.quick", quick, "true or false")
@@ -41,7 +43,7 @@ METHODS = {
                                  p.get("schedulers") or ("static", "continuous")),
     "check": _check,
     "schema": lambda p: schema(),
-    "presets": lambda p: api.presets(),
+    "presets": lambda p: presets(),
     "kv": _kv,
 }
 PARAMS = {"simulate": {"scenario"}, "compare": {"scenario", "schedulers"},

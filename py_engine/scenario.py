@@ -1,125 +1,27 @@
 """Validation at the edge: one untrusted dict in, one normalised scenario out (or ScenarioError).
 
-`normalize(raw)` returns a fresh dict with every default filled in; the core never re-checks.
-`schema()` describes every field (type, default, min, max, choices, unit, description) so the page
-can build its controls and its client-side messages from the same ranges.
+`normalize(raw)` walks the field table (`fields.py`) and returns a fresh dict with every default
+filled in; the core never re-checks. `schema()` ships the same table (plus the result record layouts
+and the schedulers) to the page, which builds its controls, URL codec and messages from it.
 
-Integer clock: simulated time is kept in integer *ticks*, 1 tick = 1e-6 of the cost unit (1 ns when
-the unit is ms). `normalize` also returns the private key "_ticks" (the cost coefficients rounded to
-ticks once; workload.generate rounds arrival times with the same to_ticks); `public(scenario)` strips it for output.
+Integer clock: `normalize` also returns the private key "_ticks" (the cost coefficients rounded to
+integer ticks once, see cost.py); `public(scenario)` strips it for output.
 
-Caps (documented limits, each with a clear message): requests <= 1_000_000 (generated or explicit),
-output_mean <= 100_000, prompt_mean <= 1_000_000, per-request prompt <= 10_000_000 and out <= 1_000_000,
-slots <= 4096, chunk <= 65_536, arrival times <= 1e9 cost units. Results also cap what they carry
-(see api.py: RESULT_CAPS) so a huge run cannot produce a huge JSON document.
+Caps (documented limits, each with a clear message): requests <= 1,000,000 (generated or explicit),
+output_mean <= 100,000, prompt_mean <= 1,000,000, per-request prompt <= 10,000,000 and out <=
+1,000,000, slots <= 4096, chunk <= 65,536, arrival times <= 1e9 cost units. Results also cap what
+they carry (api.RESULT_CAPS) so a huge run cannot produce a huge JSON document.
 """
 
 import math
 
-TICKS = 1_000_000  # ticks per cost unit
+from . import fields as F
+from . import records
+from .cost import coefficients, ticks_of
+from .errors import ScenarioError
+from .policies import scheduler_names
 
-MAX_REQUESTS = 1_000_000
-SCHEDULERS = ("static", "continuous", "vllm")
-
-ARTICLE_COST = {"fixed_ms": 22.0, "per_row_ms": 0.35, "per_prefill_token_ms": 0.06}
-UNIT_COST = {"fixed_ms": 1.0, "per_row_ms": 0.0, "per_prefill_token_ms": 0.0}
-
-
-class ScenarioError(ValueError):
-    """Bad input: names the field (dotted path), the value and the allowed range."""
-
-    def __init__(self, field, value, allowed, message=None):
-        self.field = field
-        self.value = value
-        self.allowed = allowed
-        if message is None:
-            message = "%s = %s: must be %s" % (field, _show(value), allowed)
-        self.message = message
-        super().__init__(message)
-
-    def to_dict(self):
-        value = self.value
-        if not isinstance(value, (int, float, str, bool, type(None))) or (
-                isinstance(value, float) and not math.isfinite(value)):
-            value = _show(value)
-        return {"type": "ScenarioError", "field": self.field, "value": value,
-                "allowed": self.allowed, "message": self.message}
-
-
-def _show(value):
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-# ---------------------------------------------------------------- field table
-# (path, type, default, min, max, choices, unit, description). type: int | float | choice | ...
-
-FIELDS = [
-    ("scheduler", "choice", "continuous", None, None, list(SCHEDULERS), None,
-     "Scheduling policy: static (request-level), continuous (Orca iteration-level), vllm."),
-    ("workload.requests", "int", 64, 1, MAX_REQUESTS, None, "requests",
-     "Number of generated requests (ignored when workload.items is given)."),
-    ("workload.seed", "int", 0, 0, 2**32 - 1, None, None,
-     "Seed of the trace generator; same seed, same trace, natively and in the browser."),
-    ("workload.skew", "float", 0.6, 0.0, 0.95, None, None,
-     "Length skew: 0 = every request exactly the mean; larger = same mean, heavier tail."),
-    ("workload.output_mean", "int", 96, 1, 100_000, None, "tokens",
-     "Mean output length (the generator keeps it as skew grows)."),
-    ("workload.prompt_mean", "int", 200, 1, 1_000_000, None, "tokens",
-     "Mean prompt length."),
-    ("workload.arrival.kind", "choice", "burst", None, None, ["burst", "poisson", "gap"], None,
-     "Arrivals: burst (all at 0), poisson (rate req/s), gap (one every `every`)."),
-    ("workload.arrival.rate", "float", 20.0, 1e-6, 1e9, None, "req/s",
-     "Poisson arrival rate (under the unit cost one pass counts as 1 ms)."),
-    ("workload.arrival.every", "float", 50.0, 0.0, 1e6, None, "cost unit",
-     "Gap between arrivals for kind=gap (ms, or passes under the unit cost)."),
-    ("workload.items", "items", None, 1, MAX_REQUESTS, None, None,
-     "Explicit trace [{arrive, prompt, out}, ...]; wins over the generator. "
-     "Requests get ids 0..n-1 in arrival order (stable sort by arrive)."),
-    ("server.slots", "int", 8, 1, 4096, None, "sequences",
-     "Batch slots (= max_num_seqs)."),
-    ("server.chunk", "int", 512, 1, 65_536, None, "tokens",
-     "Chunked-prefill size: prompt tokens a prefilling sequence processes per pass."),
-    ("server.cost", "cost", "article", None, None, ["article", "unit", "custom"], "ms",
-     "Pass cost model: article (22.0 + 0.35*rows + 0.06*prefill_tokens ms), unit (1 per pass), "
-     "or {fixed_ms, per_row_ms, per_prefill_token_ms}."),
-    ("server.cost.fixed_ms", "float", 22.0, 1e-6, 10_000.0, None, "ms",
-     "Custom cost: fixed part of every pass (must be > 0)."),
-    ("server.cost.per_row_ms", "float", 0.35, 0.0, 100.0, None, "ms",
-     "Custom cost: per resident row."),
-    ("server.cost.per_prefill_token_ms", "float", 0.06, 0.0, 10.0, None, "ms",
-     "Custom cost: per prefill token processed in the pass."),
-    ("server.max_num_batched_tokens", "int", 2048, 1, 1_000_000, None, "tokens",
-     "vllm: per-pass token budget (decodes count 1, prefill chunks their size)."),
-    ("server.block_size", "int", 16, 1, 1024, None, "tokens",
-     "vllm: KV-cache block size."),
-    ("server.kv_tokens", "int_or_null", None, 1, 10**10, None, "tokens",
-     "vllm: KV-cache capacity in tokens; null = unlimited."),
-    ("server.preemption", "choice", "recompute", None, None, ["recompute", "swap"], None,
-     "vllm: what happens to a preempted request's KV (drop and recompute, or swap to host)."),
-    ("server.pcie_gb_s", "float", 25.0, 1e-3, 1e4, None, "GB/s",
-     "vllm swap: host<->GPU bandwidth used to cost a swap transfer."),
-    ("server.kv_bytes_per_token", "int", 131_072, 1, 10**9, None, "bytes",
-     "vllm swap: KV bytes per token (Llama-3-8B bf16 = 131,072)."),
-    ("slo.ttft_ms", "float", 2000.0, 0.0, 1e9, None, "ms",
-     "TTFT objective (cost unit: passes under the unit cost)."),
-    ("slo.tbt_ms", "float", 100.0, 0.0, 1e9, None, "ms",
-     "Time-between-tokens objective, compared with each request's tpot."),
-]
-
-_BY_PATH = {f[0]: f for f in FIELDS}
-
-
-def _allowed_text(spec):
-    path, typ, default, lo, hi, choices = spec[:6]
-    if typ == "choice":
-        return "one of " + ", ".join(choices)
-    if typ in ("int", "int_or_null"):
-        text = "an integer from %s to %s" % (_num(lo), _num(hi))
-        return text + " (or null)" if typ == "int_or_null" else text
-    if typ == "float":
-        return "a number from %s to %s" % (_num(lo), _num(hi))
-    return ""
+_OBJECTS = F.objects()
 
 
 def _num(x):
@@ -130,26 +32,51 @@ def _num(x):
     return repr(x)
 
 
+def choices(field):
+    return scheduler_names() if field.choices == "schedulers" else field.choices
+
+
+def allowed_text(field):
+    """The allowed values of a field, in the words every message uses."""
+    t = field.type
+    if t == "choice":
+        return "one of " + ", ".join(choices(field))
+    if t == "bool":
+        return "true or false"
+    if t == "int":
+        text = "an integer from %s to %s" % (_num(field.min), _num(field.max))
+    elif t == "float":
+        text = "a number from %s to %s" % (_num(field.min), _num(field.max))
+    elif t == "items":
+        return "a list of 1 to %s objects {%s}" % (_num(field.max), ", ".join(
+            "%s >= %s" % (f.path, _num(f.min)) for f in F.ITEM_FIELDS))
+    elif t == "cost":
+        names = [c for c in field.choices if c != field.object_choice]
+        return "%s, or an object {%s}" % (", ".join(names),
+                                          ", ".join(f.leaf for f in F.children(field.path)))
+    else:
+        raise AssertionError(t)
+    return text + " (or null)" if field.nullable else text
+
+
 def schema():
-    """Every scenario field: type, default, min, max, choices, unit, description, allowed text."""
-    out = {}
-    for spec in FIELDS:
-        path, typ, default, lo, hi, choices, unit, desc = spec
-        out[path] = {"type": typ, "default": default, "min": lo, "max": hi, "choices": choices,
-                     "unit": unit, "description": desc, "allowed": _allowed_text(spec)}
-    out["workload.items"]["allowed"] = ("a list of 1 to 1,000,000 objects "
-                                        "{arrive >= 0, prompt >= 1, out >= 1}")
-    out["server.cost"]["allowed"] = ("article, unit, or an object {fixed_ms, per_row_ms, "
-                                     "per_prefill_token_ms}")
-    return out
+    """The page's view of the engine: every field, the groups, record layouts and schedulers."""
+    out = []
+    for f in F.FIELDS:
+        d = {k: getattr(f, k) for k in F.Field.__slots__}
+        d["choices"] = choices(f)
+        d["allowed"] = allowed_text(f)
+        out.append(d)
+    return {"fields": out, "groups": dict(F.GROUPS), "records": records.layouts(),
+            "schedulers": records.schedulers(),
+            "items": [{"name": f.path, "type": f.type, "min": f.min, "max": f.max,
+                       "description": f.description} for f in F.ITEM_FIELDS]}
 
 
 # ---------------------------------------------------------------- primitive checks
 
-def _int(path, value, lo=None, hi=None):
-    spec = _BY_PATH.get(path)
-    if lo is None and spec:
-        lo, hi = spec[3], spec[4]
+def check_int(path, value, lo, hi):
+    """An integer in [lo, hi]; integral floats such as 80e9 are accepted."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (
             isinstance(value, float) and (not math.isfinite(value) or not value.is_integer())) or (
             not lo <= value <= hi):
@@ -158,24 +85,15 @@ def _int(path, value, lo=None, hi=None):
     return int(value)
 
 
-def _float(path, value, lo=None, hi=None):
-    spec = _BY_PATH.get(path)
-    if lo is None and spec:
-        lo, hi = spec[3], spec[4]
+def check_float(path, value, lo, hi):
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (
             not math.isfinite(value) or not lo <= value <= hi):
         raise ScenarioError(path, value, "a number from %s to %s" % (_num(lo), _num(hi)))
     return float(value)
 
 
-def _choice(path, value):
-    choices = _BY_PATH[path][5]
-    if not isinstance(value, str) or value not in choices:
-        raise ScenarioError(path, value, "one of " + ", ".join(choices))
-    return value
-
-
-def _obj(path, value, keys):
+def _object_keys(path, value):
+    keys = _OBJECTS[path]
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -188,125 +106,124 @@ def _obj(path, value, keys):
     return value
 
 
-def _get(obj, key, path):
-    return obj[key] if key in obj and obj[key] is not None else _BY_PATH[path][2]
-
-
 # ---------------------------------------------------------------- normalise
 
-def to_ticks(x):
-    """Cost-unit float -> integer ticks (rounded once; IEEE multiply is exact-rounded everywhere)."""
-    return int(round(x * TICKS))
+def _value(field, value):
+    """One field's value (None = the default), checked against its type and range."""
+    if value is None:
+        value = field.default
+        if value is None and (field.nullable or field.type == "items"):
+            return None
+    t = field.type
+    if t == "int":
+        if field.nullable:
+            return _nullable_int(field, value)
+        return check_int(field.path, value, field.min, field.max)
+    if t == "float":
+        return check_float(field.path, value, field.min, field.max)
+    if t == "choice":
+        if not isinstance(value, str) or value not in choices(field):
+            raise ScenarioError(field.path, value, allowed_text(field))
+        return value
+    if t == "bool":
+        if not isinstance(value, bool):
+            raise ScenarioError(field.path, value, allowed_text(field))
+        return value
+    if t == "items":
+        return _items(field, value)
+    if t == "cost":
+        if isinstance(value, str):
+            if value == field.object_choice or value not in field.choices:
+                raise ScenarioError(field.path, value, allowed_text(field))
+            return value
+        return _object(field.path, value, None)   # the object form: its own fields
+    raise AssertionError(t)
+
+
+def _nullable_int(field, value):
+    """check_int, with a message that also offers null."""
+    try:
+        return check_int(field.path, value, field.min, field.max)
+    except ScenarioError:
+        raise ScenarioError(field.path, value, allowed_text(field)) from None
+
+
+def _holds(conditions, root):
+    for path, values in conditions.items():
+        node = root
+        for p in path.split("."):
+            node = node.get(p) if isinstance(node, dict) else None
+        if node not in values:
+            return False
+    return True
+
+
+def _object(path, raw, root, out=None):
+    """Normalise the object at `path` into `out` (its fields in declaration order). `root` is the
+    whole output, already holding `out`, so a field's `when` can look at fields normalised before."""
+    raw = _object_keys(path, raw)
+    if out is None:
+        out = {}
+    if root is None:
+        root = out
+    for key in _OBJECTS[path]:
+        sub = "%s.%s" % (path, key) if path else key
+        field = F.BY_PATH.get(sub)
+        value = raw.get(key)
+        if field is None:   # a nested object
+            shorthand = next((f for f in F.children(sub) if f.shorthand), None)
+            if shorthand is not None and isinstance(value, str):
+                value = {shorthand.leaf: value}
+            out[key] = {}
+            _object(sub, value, root, out[key])
+        elif _holds(field.when, root):
+            out[key] = _value(field, value)
+    return out
+
+
+def _items(field, items):
+    allowed = allowed_text(field)
+    if not isinstance(items, (list, tuple)):
+        raise ScenarioError(field.path, items, allowed)
+    if not field.min <= len(items) <= field.max:
+        raise ScenarioError(field.path, "<%d items>" % len(items), allowed)
+    keys = [f.path for f in F.ITEM_FIELDS]
+    (arrive, lo_a, hi_a), (prompt, lo_p, hi_p), (out_, lo_o, hi_o) = [
+        (f.path, f.min, f.max) for f in F.ITEM_FIELDS]
+    out = []
+    for i, it in enumerate(items):
+        path = "%s[%d]" % (field.path, i)
+        if isinstance(it, (list, tuple)) and len(it) == 3:
+            it = dict(zip(keys, it))
+        if not isinstance(it, dict):
+            raise ScenarioError(path, it, "an object with keys " + ", ".join(keys + ["id"]))
+        for k in it:
+            if k not in keys and k != "id":
+                raise ScenarioError("%s.%s" % (path, k), it[k], "absent",
+                                    "%s.%s: unknown key (known keys: %s)"
+                                    % (path, k, ", ".join(keys + ["id"])))
+        for k in keys:
+            if k not in it:
+                raise ScenarioError(path + "." + k, None, "present",
+                                    "%s.%s: missing (each item needs %s)"
+                                    % (path, k, ", ".join(keys)))
+        out.append({arrive: check_float(path + "." + arrive, it[arrive], lo_a, hi_a),
+                    prompt: check_int(path + "." + prompt, it[prompt], lo_p, hi_p),
+                    out_: check_int(path + "." + out_, it[out_], lo_o, hi_o)})
+    out.sort(key=lambda r: r[arrive])  # stable: ties keep their given order
+    return out
 
 
 def normalize(raw):
     """Untrusted scenario dict -> normalised scenario (all defaults), or ScenarioError."""
-    if raw is None:
-        raw = {}
-    raw = _obj("", raw, ["scheduler", "workload", "server", "slo"])
-    out = {"scheduler": _choice("scheduler", _get(raw, "scheduler", "scheduler"))}
-
-    w = _obj("workload", raw.get("workload"),
-             ["requests", "seed", "skew", "output_mean", "prompt_mean", "arrival", "items"])
-    wl = {}
-    for key, conv in (("requests", _int), ("seed", _int), ("skew", _float),
-                      ("output_mean", _int), ("prompt_mean", _int)):
-        path = "workload." + key
-        wl[key] = conv(path, _get(w, key, path))
-    a = w.get("arrival")
-    if isinstance(a, str):  # shorthand "burst"
-        a = {"kind": a}
-    a = _obj("workload.arrival", a, ["kind", "rate", "every"])
-    kind = _choice("workload.arrival.kind", _get(a, "kind", "workload.arrival.kind"))
-    arrival = {"kind": kind}
-    if kind == "poisson":
-        arrival["rate"] = _float("workload.arrival.rate", _get(a, "rate", "workload.arrival.rate"))
-    elif kind == "gap":
-        arrival["every"] = _float("workload.arrival.every",
-                                  _get(a, "every", "workload.arrival.every"))
-    wl["arrival"] = arrival
-    wl["items"] = _items(w.get("items"))
+    out = _object("", raw, None)
+    wl = out["workload"]
     if wl["items"] is not None:
         wl["requests"] = len(wl["items"])
-    out["workload"] = wl
-
-    s = _obj("server", raw.get("server"),
-             ["slots", "chunk", "cost", "max_num_batched_tokens", "block_size", "kv_tokens",
-              "preemption", "pcie_gb_s", "kv_bytes_per_token"])
-    sv = {"slots": _int("server.slots", _get(s, "slots", "server.slots")),
-          "chunk": _int("server.chunk", _get(s, "chunk", "server.chunk")),
-          "cost": _cost(s.get("cost", "article"))}
-    sv["max_num_batched_tokens"] = _int("server.max_num_batched_tokens",
-                                        _get(s, "max_num_batched_tokens",
-                                             "server.max_num_batched_tokens"))
-    sv["block_size"] = _int("server.block_size", _get(s, "block_size", "server.block_size"))
-    kv = s.get("kv_tokens")
-    sv["kv_tokens"] = None if kv is None else _int("server.kv_tokens", kv)
-    sv["preemption"] = _choice("server.preemption", _get(s, "preemption", "server.preemption"))
-    sv["pcie_gb_s"] = _float("server.pcie_gb_s", _get(s, "pcie_gb_s", "server.pcie_gb_s"))
-    sv["kv_bytes_per_token"] = _int("server.kv_bytes_per_token",
-                                    _get(s, "kv_bytes_per_token", "server.kv_bytes_per_token"))
-    out["server"] = sv
-
-    so = _obj("slo", raw.get("slo"), ["ttft_ms", "tbt_ms"])
-    out["slo"] = {"ttft_ms": _float("slo.ttft_ms", _get(so, "ttft_ms", "slo.ttft_ms")),
-                  "tbt_ms": _float("slo.tbt_ms", _get(so, "tbt_ms", "slo.tbt_ms"))}
-
-    c = sv["cost"]
-    coeffs = ARTICLE_COST if c == "article" else UNIT_COST if c == "unit" else c
-    out["_ticks"] = {
-        "fixed": to_ticks(coeffs["fixed_ms"]),
-        "per_row": to_ticks(coeffs["per_row_ms"]),
-        "per_prefill_token": to_ticks(coeffs["per_prefill_token_ms"]),
-    }
-    if out["_ticks"]["fixed"] < 1:
-        raise ScenarioError("server.cost.fixed_ms", coeffs["fixed_ms"], "a number >= 0.000001")
-    return out
-
-
-def _cost(value):
-    if isinstance(value, str):
-        if value in ("article", "unit"):
-            return value
-        raise ScenarioError("server.cost", value, "article, unit, or an object {fixed_ms, "
-                                                  "per_row_ms, per_prefill_token_ms}")
-    c = _obj("server.cost", value, ["fixed_ms", "per_row_ms", "per_prefill_token_ms"])
-    if not isinstance(value, dict):
-        raise ScenarioError("server.cost", value, "article, unit, or an object")
-    return {k: _float("server.cost." + k, _get(c, k, "server.cost." + k))
-            for k in ("fixed_ms", "per_row_ms", "per_prefill_token_ms")}
-
-
-def _items(items):
-    if items is None:
-        return None
-    allowed = "a list of 1 to 1,000,000 objects {arrive >= 0, prompt >= 1, out >= 1}"
-    if not isinstance(items, (list, tuple)):
-        raise ScenarioError("workload.items", items, allowed)
-    if not 1 <= len(items) <= MAX_REQUESTS:
-        raise ScenarioError("workload.items", "<%d items>" % len(items), allowed)
-    out = []
-    for i, it in enumerate(items):
-        path = "workload.items[%d]" % i
-        if isinstance(it, (list, tuple)) and len(it) == 3:
-            it = {"arrive": it[0], "prompt": it[1], "out": it[2]}
-        it = _obj(path, it, ["arrive", "prompt", "out", "id"])
-        for k in ("arrive", "prompt", "out"):
-            if k not in it:
-                raise ScenarioError(path + "." + k, None, "present",
-                                    "%s.%s: missing (each item needs arrive, prompt, out)"
-                                    % (path, k))
-        out.append({"arrive": _float(path + ".arrive", it["arrive"], 0.0, 1e9),
-                    "prompt": _int(path + ".prompt", it["prompt"], 1, 10_000_000),
-                    "out": _int(path + ".out", it["out"], 1, 1_000_000)})
-    out.sort(key=lambda r: r["arrive"])  # stable: ties keep their given order
+    out["_ticks"] = ticks_of(coefficients(out["server"]["cost"]))
     return out
 
 
 def public(scenario):
     """The normalised scenario without private keys (for results)."""
     return {k: v for k, v in scenario.items() if not k.startswith("_")}
-
-
-def cost_unit(scenario):
-    return "pass" if scenario["server"]["cost"] == "unit" else "ms"

@@ -21,7 +21,7 @@ False
 16
 """
 
-from .scenario import to_ticks
+from .cost import to_ticks
 
 
 def meets_slo(metrics, slo):

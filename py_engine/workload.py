@@ -36,7 +36,7 @@ Arrivals (in ticks; 1 tick = 1e-6 of the cost unit):
 
 import numpy as np
 
-from .scenario import TICKS, to_ticks
+from .cost import TICKS, to_ticks
 
 P_LONG = 0.15
 CAP = 3.0

@@ -1,12 +1,25 @@
-"""Scheduling policies by name. A new policy = one new file here, its import below, and its name in
-scenario.SCHEDULERS (the validated choices)."""
+"""Scheduling policies by name: every module in this folder that registers a class is a scheduler.
+
+A new policy is one new file here (see base.py); nothing else changes: the validated choices of
+`scheduler`, the page's lanes and labels and the CLI all read the registry."""
+
+import importlib
+import pkgutil
 
 from .base import REGISTRY, Policy, register
-from . import static, continuous, vllm  # noqa: F401  (registration side effect)
+
+for _module in pkgutil.iter_modules(__path__):
+    if _module.name != "base":
+        importlib.import_module("%s.%s" % (__name__, _module.name))
 
 
 def get(name):
     return REGISTRY[name]
 
 
-__all__ = ["REGISTRY", "Policy", "register", "get"]
+def scheduler_names():
+    """Registered scheduler names in display order (each class's `order`, then its name)."""
+    return sorted(REGISTRY, key=lambda n: (REGISTRY[n].order, n))
+
+
+__all__ = ["REGISTRY", "Policy", "register", "get", "scheduler_names"]

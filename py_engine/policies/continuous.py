@@ -7,6 +7,10 @@ from .base import Policy, register
 
 @register("continuous")
 class Continuous(Policy):
+    label = "Continuous batching"
+    summary = "iteration-level: a finished slot is refilled on the next pass"
+    order = 1
+
     def schedule(self):
         sim = self.sim
         free, waiting = sim.free, sim.waiting

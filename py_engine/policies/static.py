@@ -14,6 +14,10 @@ from .base import Policy, register
 
 @register("static")
 class Static(Policy):
+    label = "Static batching"
+    summary = "request-level: a batch holds its slots until its slowest member ends"
+    order = 0
+
     def schedule(self):
         sim = self.sim
         if sim.n_resident:

@@ -23,7 +23,7 @@ but with these rules that path is not taken (checked on thousands of random trac
 The pool is given in tokens (``server.kv_tokens``); to size it from a model and a GPU use
 ``py_engine.kv_capacity`` (CLI ``python -m py_engine kv``, protocol method ``kv``) and pass its
 ``tokens``. A request whose prompt + output cannot fit the whole pool is a ScenarioError on
-``server.kv_tokens`` (it could never finish).
+``server.kv_tokens`` (it could never finish): the pre-flight ``check``.
 
 Preemption modes (server.preemption):
 - ``recompute``: the victim's blocks are freed; it goes back to the head of the waiting queue and,
@@ -46,7 +46,7 @@ pass). Counters: per-request and total ``preemptions`` (the core), plus ``swap_o
 """
 
 from ..core import DECODE, PAUSED, PREFILL
-from ..scenario import ScenarioError
+from ..errors import ScenarioError
 from .base import Policy, register
 
 
@@ -58,6 +58,10 @@ def _kv_after(kv, k, left):
 
 @register("vllm")
 class VLLM(Policy):
+    label = "vLLM-style"
+    summary = "paged KV budget, token budget per pass, preemption"
+    order = 2
+
     def __init__(self, sim, scenario):
         super().__init__(sim, scenario)
         sv = scenario["server"]
@@ -68,25 +72,29 @@ class VLLM(Policy):
         self.blocks = None if kv_tokens is None else kv_tokens // self.block
         # ns per block each way: bytes / (GB/s) = ns; 1 tick = 1 ns when the cost unit is ms.
         self.swap_ticks = int(round(self.block * sv["kv_bytes_per_token"] / sv["pcie_gb_s"]))
-        if self.blocks is not None:
-            self._check_fits(kv_tokens)
         self.order = []        # running request ids in admission order (last = newest)
         self.slot_of = {}      # rid -> slot while running
         self.saved = {}        # swapped-out rid -> (kv tokens, prefill tokens left)
         self.preempted = False
         self.left = 0          # budget left after the last schedule()
+        self.grow = {}         # rid -> (kv at the start of the run, KV tokens added per pass)
         self.swap_out_blocks = self.swap_in_blocks = self.recomputed = 0
 
-    def _check_fits(self, kv_tokens):
+    @classmethod
+    def check(cls, scenario, trace):
         """A request whose whole KV (prompt + output) exceeds the pool could never finish."""
-        sim, bs = self.sim, self.block
-        worst = max(range(sim.n), key=lambda i: sim.prompt[i] + sim.out[i])
-        need = -(-(sim.prompt[worst] + sim.out[worst]) // bs)
-        if need > self.blocks:
+        sv = scenario["server"]
+        kv_tokens, bs = sv["kv_tokens"], sv["block_size"]
+        if kv_tokens is None:
+            return
+        _, prompt, out = trace
+        worst = max(range(len(prompt)), key=lambda i: prompt[i] + out[i])
+        need = -(-(prompt[worst] + out[worst]) // bs)
+        if need > kv_tokens // bs:
             raise ScenarioError(
                 "server.kv_tokens", kv_tokens,
                 "at least %d (request %d needs prompt %d + output %d tokens = %d blocks of %d)"
-                % (need * bs, worst, sim.prompt[worst], sim.out[worst], need, bs))
+                % (need * bs, worst, prompt[worst], out[worst], need, bs))
 
     # ------------------------------------------------------------ hooks
     def schedule(self):

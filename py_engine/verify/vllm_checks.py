@@ -1,4 +1,4 @@
-"""Self-checks of the `vllm` policy for `py_engine.check` (natively and in the browser).
+"""Self-checks of the `vllm` policy for `verify.check` (natively and in the browser).
 
 Each check is (name, fn) with fn() -> (ok, detail). They test what must hold whatever the trace:
 with no limit binding vllm is exactly continuous; under a tight KV budget every request still gets
@@ -7,8 +7,8 @@ prefill equals the KV it threw away and swap's transfer time is in the passes. (
 reference the engine is compared with lives in tests/vllm_reference.py.)
 """
 
-from .api import compare, simulate
-from .scenario import TICKS
+from ..api import compare, simulate
+from ..cost import TICKS
 
 
 def _trace(rng, n, spread):

@@ -3,11 +3,11 @@
 Used by `check` (self-verification, natively and in the browser) and `bench` (the step loop is the
 baseline the event-driven engine is timed against). One Python loop iteration per forward pass and
 one `advance()` per resident per pass, exactly the article's shape; integer ticks throughout.
+Only the closed form `prefill_steps` is shared with the engine (it is checked on its own against the
+article's numbers).
 """
 
-
-def prefill_steps(prompt, chunk):
-    return max(1, -(-prompt // chunk))
+from ..cost import prefill_steps
 
 
 def static_makespan(reqs, cap, chunk):

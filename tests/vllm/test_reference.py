@@ -7,7 +7,7 @@ here by cases worked out by hand from the documented semantics.
 
 from hypothesis import given, settings, strategies as st
 
-from vllm_reference import run_vllm_reference
+from references.vllm import run_vllm_reference
 
 
 def by_id(res):

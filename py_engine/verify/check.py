@@ -1,6 +1,6 @@
 """Self-verification, natively (`python -m py_engine check`) and in the browser (protocol "check").
 
-The engine (event-driven core + policies) is compared with `reference.py` — the article's closed
+The engine (event-driven core + policies) is compared with `verify/reference.py` — the article's closed
 form and its brute-force step loop, written independently — on seeded random traces, plus the
 article's published numbers and the invariants it states. Returns
 {"passed": n, "failed": m, "checks": [{"name", "ok", "detail"}]}; never raises.
@@ -10,10 +10,12 @@ Quick mode (the default) runs in well under a second natively.
 import random
 import time
 
-from . import reference
-from .api import compare, run_sim, simulate, sweep
-from .cost import Cost, prefill_steps, step_cost_ms
-from .scenario import ScenarioError, normalize
+from .. import kv
+from ..api import compare, run_sim, simulate, sweep
+from ..cost import Cost, prefill_steps, step_cost_ms
+from ..errors import ScenarioError
+from ..scenario import normalize
+from . import reference, vllm_checks
 
 
 class _Checks:
@@ -46,7 +48,6 @@ def _prefill_numbers():
 
 
 def _kv_numbers():
-    from . import kv
     r = kv.kv_capacity(layers=32, kv_heads=8, head_dim=128, dtype="bf16", gpu_bytes=80e9,
                        gpu_mem_utilization=0.92, weight_bytes=16e9, context_len=2048)
     ok = (kv.kv_bytes_per_token(32, 8, 128) == 131_072 and r["tokens"] == 439_453
@@ -68,7 +69,7 @@ def _random_scenario(rng, i):
 
 def _engine_vs_reference(raw, scheduler):
     sc = normalize(dict(raw, scheduler=scheduler))
-    sim = run_sim(sc)
+    sim = run_sim(sc).sim
     t = sc["_ticks"]
     ref = reference.RUNNERS[scheduler](list(sim.arrive), list(sim.prompt), list(sim.out),
                                        sc["server"]["slots"], sc["server"]["chunk"],
@@ -84,7 +85,7 @@ def _engine_vs_reference(raw, scheduler):
             bad.append(key + " differs")
     if scheduler == "static":
         unit = dict(raw, scheduler="static", server=dict(raw["server"], cost="unit"))
-        usim = run_sim(normalize(unit))
+        usim = run_sim(normalize(unit)).sim
         reqs = [{"arrive": a / 1_000_000, "prompt": p, "out": o}
                 for a, p, o in zip(usim.arrive, usim.prompt, usim.out)]
         cf = reference.static_makespan(reqs, sc["server"]["slots"], sc["server"]["chunk"])
@@ -177,8 +178,7 @@ def run(quick=True, seed=20260101):
     ch.run("skew sweep: x1.00 at 0, rising", _skew_sweep)
     ch.run("determinism", _determinism)
     ch.run("bad inputs raise ScenarioError naming the field", _bad_inputs)
-    from . import check_vllm
-    for name, fn in check_vllm.checks(rng, quick):
+    for name, fn in vllm_checks.checks(rng, quick):
         ch.run(name, fn)
     passed = sum(c["ok"] for c in ch.items)
     return {"passed": passed, "failed": len(ch.items) - passed, "checks": ch.items,

@@ -1,9 +1,8 @@
 """Independent references for the engine: the article's closed form and its brute-force step loop.
 
-Written from SPEC section 2 and the article only (no import from py_engine's core or policies): one
-Python loop iteration per forward pass, one inner iteration per slot. Other test files import
-`brute_force` and `static_closed_form` from here; the tests below pin the references themselves to
-the article's own statements.
+Written from the article only (no import from py_engine): one Python loop iteration per forward
+pass, one inner iteration per slot. tests/engine/test_references.py pins them to the article's own
+statements; the engine tests compare the engine with them.
 """
 
 import math
@@ -127,33 +126,3 @@ def brute_force(scheduler, arrive, prompt, out, slots, chunk, cost):
     R.update(passes=p, makespan=max(R["done_tick"]), tally=dict(tally), gaps=gaps,
              kv_peak=kv_peak)
     return R
-
-
-# ------------------------------------------------------------------ the references themselves
-
-def test_closed_form_article_example():
-    # 3 requests, cap 2: group 1 = max_pf 1 + max_out 10 - 1 = 10 passes; group 2 starts at 10
-    reqs = [{"arrive": 0, "prompt": 100, "out": 10}, {"arrive": 0, "prompt": 600, "out": 3},
-            {"arrive": 0, "prompt": 10, "out": 5}]
-    assert static_closed_form(reqs, 2, 512) == (2 + 10 - 1) + (1 + 5 - 1)
-    # a late group waits to fill
-    reqs[2]["arrive"] = 100
-    assert static_closed_form(reqs, 2, 512) == 100 + 5
-
-
-def test_brute_force_matches_closed_form_by_hand():
-    unit = (1, 0, 0)
-    r = brute_force("static", [0, 0, 0], [100, 600, 10], [10, 3, 5], 2, 512, unit)
-    assert r["passes"] == 11 + 5 and r["done_pass"] == [11, 11, 16]
-    assert r["first_pass"] == [2, 2, 12]
-    c = brute_force("continuous", [0, 0, 0], [100, 600, 10], [10, 3, 5], 2, 512, unit)
-    # r1 needs 2 prefill passes + 2 more tokens -> done at pass 4, r2 joins at pass 5 -> done 9;
-    # r0 done at pass 10
-    assert c["done_pass"] == [10, 4, 9] and c["passes"] == 10
-    assert c["tally"]["useful"] == 18 and c["tally"]["prefill"] == 1
-
-
-def test_brute_force_slot_steps_partition():
-    r = brute_force("continuous", [0, 5, 9], [3, 40, 7], [4, 2, 9], 2, 8, (1, 0, 0))
-    assert sum(r["tally"].values()) == 2 * r["passes"]
-    assert r["tally"]["useful"] == 4 + 2 + 9

@@ -2,7 +2,7 @@
 
 import random
 
-from py_engine import check_vllm
+from py_engine.verify import vllm_checks as check_vllm
 
 
 def test_vllm_self_checks_pass():

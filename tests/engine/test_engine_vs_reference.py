@@ -6,7 +6,7 @@ from hypothesis import given, strategies as st
 
 from py_engine.api import run_sim, simulate
 from py_engine.scenario import normalize
-from test_engine_reference import brute_force, static_closed_form
+from references.batching import brute_force, static_closed_form
 
 COSTS = st.sampled_from(["unit", "article",
                          {"fixed_ms": 1.5, "per_row_ms": 0.25, "per_prefill_token_ms": 0.125},
@@ -30,7 +30,7 @@ def scenarios(draw):
 def _engine_vs_brute(raw, scheduler):
     raw = dict(raw, scheduler=scheduler)
     sc = normalize(raw)
-    sim = run_sim(sc)
+    sim = run_sim(sc).sim
     t = sc["_ticks"]
     ref = brute_force(scheduler, list(sim.arrive), list(sim.prompt), list(sim.out),
                       sc["server"]["slots"], sc["server"]["chunk"],
@@ -46,7 +46,7 @@ def _engine_vs_brute(raw, scheduler):
     assert sim.t_prefill == tally.get("prefill", 0)
     assert sim.t_pad == tally.get("padding", 0)
     assert sim.slots * sim.passes - sim.t_rows == tally.get("idle", 0)
-    assert Counter(sim.gap_weights) == ref["gaps"]
+    assert Counter(sim.rec.gap_weights) == ref["gaps"]
     assert sim.kv_peak == ref["kv_peak"]
     res = simulate(raw)
     m = res["metrics"]
@@ -83,7 +83,7 @@ def test_static_equals_brute_force_and_closed_form(raw):
     # the article's closed form, in passes under the unit cost
     unit = dict(raw, scheduler="static")
     unit["server"] = dict(raw["server"], cost="unit")
-    usim = run_sim(normalize(unit))
+    usim = run_sim(normalize(unit)).sim
     reqs = [{"arrive": a / 1_000_000, "prompt": p, "out": o}
             for a, p, o in zip(usim.arrive, usim.prompt, usim.out)]
     assert max(usim.done_tick) == round(

@@ -13,11 +13,11 @@
 
 import time
 
-from . import reference
-from .api import run_sim
-from .metrics import compute
-from .scenario import normalize
-from .workload import generate
+from ..api import run_sim
+from ..metrics import compute
+from ..scenario import normalize
+from ..verify import reference
+from ..workload import generate
 
 # Long tail (the generator at skew 0.6): 85% short answers and 15% long generations of 4-10x
 # the mean. Timed at several output means: chat-like (256), long (1024), reasoning-length (4096).
@@ -44,7 +44,7 @@ def step_loop_vs_engine(raw, scheduler):
     trace = generate(sc["workload"])
     t = sc["_ticks"]
     cost = (t["fixed"], t["per_row"], t["per_prefill_token"])
-    te, sim = min((_time(lambda: run_sim(sc, trace)) for _ in range(3)), key=lambda x: x[0])
+    te, sim = min((_time(lambda: run_sim(sc, trace).sim) for _ in range(3)), key=lambda x: x[0])
     tr, ref = _time(lambda: reference.RUNNERS[scheduler](*trace, sc["server"]["slots"],
                                                           sc["server"]["chunk"], cost))
     same = (sim.passes == ref["passes"] and list(sim.done_tick) == ref["done_tick"]
@@ -58,7 +58,7 @@ def million(raw):
     trace = generate(sc["workload"])
     t1 = time.perf_counter()
     c1 = time.process_time()
-    sim = run_sim(sc, trace)
+    sim = run_sim(sc, trace).sim
     t2 = time.perf_counter()
     cpu = time.process_time() - c1
     m = compute(sim, sc)
@@ -91,7 +91,7 @@ def main(quick=False):
         case = dict(raw, workload=dict(w, output_mean=mean))
         te, tr, sim, same = step_loop_vs_engine(case, sched)
         print("   %-10s output_mean %5d  passes %9d  runs %6d  engine %6.3f s  step loop %7.3f s"
-              "  -> x%.1f  (identical: %s)" % (sched, mean, sim.passes, sim.n_runs, te, tr,
+              "  -> x%.1f  (identical: %s)" % (sched, mean, sim.passes, sim.rec.n_runs, te, tr,
                                                tr / te, "yes" if same else "NO"))
     n = big["workload"]["requests"]
     print("2) %s requests, continuous, poisson %s req/s, %d slots" % (
@@ -101,6 +101,5 @@ def main(quick=False):
           "of the process %s" % (tg, ts, cpu, tm, tg + ts + tm,
                                   "n/a" if peak is None else "%.0f MB" % (peak / 1e6)))
     print("   passes %d, runs %d, utilization %.3f, segments kept %d (capped: %s)" % (
-        sim.passes, sim.n_runs, m["utilization"], len(sim.segments), sim.seg_truncated))
-    from . import bench_vllm
-    bench_vllm.main(quick=quick)
+        sim.passes, sim.rec.n_runs, m["utilization"], len(sim.rec.segments),
+        sim.rec.seg_truncated))

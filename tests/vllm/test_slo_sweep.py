@@ -4,7 +4,7 @@ import json
 
 import py_engine
 from py_engine import cli
-from py_engine.scenario import TICKS
+from py_engine.cost import TICKS
 
 SLO = {"ttft_ms": 2500.0, "tbt_ms": 80.0}
 CHAT = {"scheduler": "vllm",
@@ -95,12 +95,6 @@ def test_slo_values_on_the_line_meet_it():
     nudge = {"ttft_ms": p95 - 1 / TICKS, "tbt_ms": 1e6}
     r = py_engine.sweep({**CHAT, "slo": nudge}, "slots", [32], ["vllm"])
     assert r["points"][0]["vllm"]["meets_slo"] is False
-
-
-def test_slo_doctests():
-    import doctest
-    from py_engine import slo
-    assert doctest.testmod(slo).failed == 0
 
 
 def test_protocol_sweep_point_by_point_gives_the_same_verdicts():

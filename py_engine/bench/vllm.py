@@ -8,12 +8,12 @@ identical passes buys. Printed from one run, never asserted in unit tests.
 
 import time
 
-from .api import run_sim
-from .core import Sim
-from .cost import Cost
-from .policies.vllm import VLLM
-from .scenario import normalize
-from .workload import generate
+from ..api import run_sim
+from ..core import Sim
+from ..cost import Cost
+from ..policies.vllm import VLLM
+from ..scenario import normalize
+from ..workload import generate
 
 CASE = {"scheduler": "vllm",
         "workload": {"requests": 10_000, "seed": 1, "skew": 0.6, "output_mean": 512,
@@ -27,7 +27,8 @@ class _StepVLLM(VLLM):
         return 1
 
 
-def _step_run(sc, trace):
+def run_stepped(sc, trace):
+    """The vllm policy on `trace` with the scheduler called before every single pass -> Sim."""
     sim = Sim(trace, sc["server"]["slots"], Cost.from_scenario(sc))
     return sim.run(_StepVLLM(sim, sc))
 
@@ -37,9 +38,9 @@ def _case(raw, preemption, kv_tokens):
                                          kv_tokens=kv_tokens)))
     trace = generate(sc["workload"])
     t0 = time.process_time()  # CPU seconds: steadier than wall time on a shared machine
-    sim = run_sim(sc, trace)
+    sim = run_sim(sc, trace).sim
     t1 = time.process_time()
-    step = _step_run(sc, trace)
+    step = run_stepped(sc, trace)
     t2 = time.process_time()
     same = (sim.passes == step.passes and list(sim.done_tick) == list(step.done_tick)
             and list(sim.first_tick) == list(step.first_tick)
@@ -63,7 +64,7 @@ def main(quick=False):
         sim, te, tstep, same = _case(raw, mode, kv)
         print("   %-12s passes %8d  runs %7d  preemptions %6d  CPU: engine %6.3f s  stepped "
               "%6.3f s  -> x%.1f  (identical results: %s)" % (
-                  label, sim.passes, sim.n_runs, sum(sim.preemptions), te, tstep, tstep / te,
+                  label, sim.passes, sim.rec.n_runs, sum(sim.preemptions), te, tstep, tstep / te,
                   "yes" if same else "NO"))
     print("   (a full KV pool makes some resident need a block every few passes, so runs are "
           "short there: the gain is bounded by passes / runs)")

@@ -7,8 +7,9 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st
 
 import py_engine
-from py_engine.scenario import TICKS, ScenarioError
-from vllm_reference import run_vllm_reference
+from py_engine.cost import TICKS
+from py_engine.errors import ScenarioError
+from references.vllm import run_vllm_reference
 
 COST = (20, 3, 1)              # ticks: fixed, per row, per prefill token
 BYTES_PER_TOKEN, PCIE = 1000, 10.0
@@ -237,17 +238,17 @@ def test_a_request_larger_than_the_pool_is_a_scenario_error():
 def test_event_driven_equals_stepping_every_pass(case):
     # The same policy with horizon() == 1 is called before every single pass; jumping over runs
     # of identical passes must not change anything.
-    from py_engine.bench_vllm import _step_run
+    from py_engine.bench.vllm import run_stepped
     from py_engine.api import run_sim
     from py_engine.scenario import normalize
     from py_engine.workload import generate
     c = dict(case)
     sc = normalize(scenario(c.pop("items"), **c))
     trace = generate(sc["workload"])
-    a, b = run_sim(sc, trace), _step_run(sc, trace)
+    a, b = run_sim(sc, trace).sim, run_stepped(sc, trace)
     assert a.passes == b.passes
     for name in ("admit_tick", "first_tick", "done_tick", "first_pass", "done_pass",
                  "preemptions"):
         assert list(getattr(a, name)) == list(getattr(b, name)), name
-    assert a.kv_peak == b.kv_peak and a.gap_weights == b.gap_weights
-    assert a.n_runs <= b.n_runs
+    assert a.kv_peak == b.kv_peak and a.rec.gap_weights == b.rec.gap_weights
+    assert a.rec.n_runs <= b.rec.n_runs

@@ -184,13 +184,13 @@ def test_chaos_policy_replayed_pass_by_pass(seed, n, slots, staggered):
     assert sim.t_useful == ref["tally"]["useful"] == sum(out)
     assert sim.t_prefill == ref["tally"]["prefill"]
     assert sim.slots * sim.passes - sim.t_rows == ref["tally"]["idle"]
-    assert Counter(sim.gap_weights) == ref["gaps"]
+    assert Counter(sim.rec.gap_weights) == ref["gaps"]
     assert sim.kv_peak == ref["kv_peak"]
     assert list(sim.preemptions) == ref["pre"]
     assert list(sim.emitted) == out
     # segments never overlap and cover exactly the useful + prefill slot-steps
     cover = Counter()
-    for slot, rid, phase, a, b in sim.segments:
+    for slot, rid, phase, a, b in sim.rec.segments:
         for q in range(a, b + 1):
             cover[(slot, q)] += 1
             cover[phase] += 1

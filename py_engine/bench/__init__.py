@@ -1,0 +1,9 @@
+"""Benchmarks (`python -m py_engine bench`): measured in one run, printed as ratios, never asserted
+in unit tests. engine.py: the event-driven engine vs the article's step loop, and one million
+requests; vllm.py: the vllm policy event-driven vs stepped pass by pass."""
+
+
+def main(quick=False):
+    from . import engine, vllm
+    engine.main(quick=quick)
+    vllm.main(quick=quick)

@@ -1,0 +1,175 @@
+"""Every scenario field, declared once.
+
+A field is its dotted path, its type and range, its default and unit, the words the page shows (label,
+hint, description), its URL name and CLI flag, when it applies and whether it can be swept.
+Everything else derives from this table: `scenario.normalize` (validation and defaults), the CLI's
+flags, the sweep parameters, the page's controls and URL codec (through `schema()`), the README's
+parameter list (a test keeps it in step) and the browser tests' URL map.
+
+Types: int, float, choice, bool, items (an explicit trace), cost (a cost-model name, or the object
+form named by `object_choice`, whose fields are the children of this path and are shown only then). `nullable` fields also take null (e.g. kv_tokens null =
+unlimited). `when={path: values}`: the field exists only while another field has one of those values
+(the Poisson rate only for Poisson arrivals); otherwise it is absent from the normalised scenario and
+hidden in the page. `shown_if={path: values}`: always in the scenario, but only worth showing then
+(the swap bandwidth matters only for swap preemption). `applies_to`: the schedulers the field affects (the page shows it only when one of
+them is on screen). `slider`: the comfortable range of the page's slider (the text box beside it takes
+the whole range). `page_max`: a tighter bound for runs in the browser (bigger ones belong to the CLI).
+"""
+
+MAX_REQUESTS = 1_000_000
+MAX_ITEM_PROMPT = 10_000_000
+MAX_ITEM_OUT = 1_000_000
+MAX_ARRIVE = 1e9            # cost units (ms, or passes under the unit cost)
+PAGE_MAX_REQUESTS = 20_000
+
+GROUPS = {"scheduler": "Scheduler", "workload": "Workload", "server": "Server",
+          "slo": "Service-level objectives"}
+
+
+class Field:
+    __slots__ = ("path", "type", "default", "min", "max", "choices", "nullable", "unit", "label",
+                 "hint", "description", "url", "flag", "applies_to", "when", "shown_if", "sweep",
+                 "slider", "page_max", "control", "object_choice", "shorthand")
+
+    def __init__(self, path, type, default, description, *, min=None, max=None, choices=None,
+                 nullable=False, unit=None, label=None, hint="", url=None, flag=None,
+                 applies_to=None, when=None, shown_if=None, sweep=False, slider=None,
+                 page_max=None, control=True, object_choice=None, shorthand=False):
+        self.path, self.type, self.default, self.description = path, type, default, description
+        self.min, self.max, self.choices, self.nullable = min, max, choices, nullable
+        self.unit, self.hint = unit, hint
+        leaf = path.rsplit(".", 1)[-1]
+        self.label = label or leaf
+        self.url = url or leaf
+        self.flag = flag or self.url.replace("_", "-")
+        self.applies_to, self.when, self.shown_if = applies_to, when or {}, shown_if or {}
+        self.sweep, self.slider = sweep, slider
+        self.page_max, self.control = page_max, control
+        self.object_choice = object_choice  # cost: the choice that means "the object form"
+        self.shorthand = shorthand          # the parent object may be given as just this value
+
+    @property
+    def parent(self):
+        return self.path.rpartition(".")[0]
+
+    @property
+    def leaf(self):
+        return self.path.rpartition(".")[2]
+
+
+VLLM = ("vllm",)
+
+FIELDS = [
+    Field("scheduler", "choice", "continuous",
+          "Scheduling policy: static (request-level), continuous (Orca iteration-level), vllm.",
+          choices="schedulers", label="Scheduler", control=False),
+    # ---- workload
+    Field("workload.requests", "int", 64,
+          "Number of generated requests (ignored when workload.items is given).",
+          min=1, max=MAX_REQUESTS, unit="requests", label="Requests", sweep=True,
+          slider=(1, 512, 1), page_max=PAGE_MAX_REQUESTS),
+    Field("workload.seed", "int", 0,
+          "Seed of the trace generator; same seed, same trace, natively and in the browser.",
+          min=0, max=2**32 - 1, label="Seed", sweep=True),
+    Field("workload.skew", "float", 0.6,
+          "Length skew: 0 = every request exactly the mean; larger = same mean, heavier tail.",
+          min=0.0, max=0.95, label="Length skew", sweep=True, slider=(0, 0.95, 0.05),
+          hint="0 = every request the same length; higher = long tail."),
+    Field("workload.output_mean", "int", 96,
+          "Mean output length (the generator keeps it as skew grows).",
+          min=1, max=100_000, unit="tokens", label="Mean output", sweep=True,
+          slider=(1, 1000, 1)),
+    Field("workload.prompt_mean", "int", 200, "Mean prompt length.",
+          min=1, max=1_000_000, unit="tokens", label="Mean prompt", sweep=True),
+    Field("workload.arrival.kind", "choice", "burst",
+          "Arrivals: burst (all at 0), poisson (rate req/s), gap (one every `every`).",
+          choices=["burst", "poisson", "gap"], url="arrival", label="Arrivals", shorthand=True,
+          hint="burst = all at t = 0; poisson = random, at the rate below; gap = evenly spaced."),
+    Field("workload.arrival.rate", "float", 20.0,
+          "Poisson arrival rate (under the unit cost one pass counts as 1 ms).",
+          min=1e-6, max=1e9, unit="req/s", label="Arrival rate", sweep=True,
+          when={"workload.arrival.kind": ["poisson"]}),
+    Field("workload.arrival.every", "float", 50.0,
+          "Gap between arrivals for kind=gap (ms, or passes under the unit cost).",
+          min=0.0, max=1e6, unit="cost unit", label="Arrival gap", sweep=True,
+          when={"workload.arrival.kind": ["gap"]}),
+    Field("workload.items", "items", None,
+          "Explicit trace [{arrive, prompt, out}, ...]; wins over the generator. "
+          "Requests get ids 0..n-1 in arrival order (stable sort by arrive).",
+          min=1, max=MAX_REQUESTS, label="Trace", control=False),
+    # ---- server
+    Field("server.slots", "int", 8, "Batch slots (= max_num_seqs).",
+          min=1, max=4096, unit="sequences", label="Slots (max_num_seqs)", sweep=True,
+          slider=(1, 64, 1), hint="Sequences that share one forward pass."),
+    Field("server.chunk", "int", 512,
+          "Chunked-prefill size: prompt tokens a prefilling sequence processes per pass.",
+          min=1, max=65_536, unit="tokens", label="Prefill chunk", sweep=True,
+          slider=(16, 4096, 16), hint="Prompt tokens a sequence prefills per pass."),
+    Field("server.cost", "cost", "article",
+          "Pass cost model: article (22.0 + 0.35*rows + 0.06*prefill_tokens ms), unit (1 per pass), "
+          "or {fixed_ms, per_row_ms, per_prefill_token_ms}.",
+          choices=["article", "unit", "custom"], object_choice="custom", unit="ms",
+          label="Cost model"),
+    Field("server.cost.fixed_ms", "float", 22.0, "Custom cost: fixed part of every pass (must be > 0).",
+          min=1e-6, max=10_000.0, unit="ms", label="Fixed per pass"),
+    Field("server.cost.per_row_ms", "float", 0.35, "Custom cost: per resident row.",
+          min=0.0, max=100.0, unit="ms", label="Per row"),
+    Field("server.cost.per_prefill_token_ms", "float", 0.06,
+          "Custom cost: per prefill token processed in the pass.",
+          min=0.0, max=10.0, unit="ms", label="Per prefill token"),
+    Field("server.max_num_batched_tokens", "int", 2048,
+          "vllm: per-pass token budget (decodes count 1, prefill chunks their size).",
+          min=1, max=1_000_000, unit="tokens", label="Token budget / pass", applies_to=VLLM,
+          sweep=True),
+    Field("server.block_size", "int", 16, "vllm: KV-cache block size.",
+          min=1, max=1024, unit="tokens", label="KV block size", applies_to=VLLM, sweep=True),
+    Field("server.kv_tokens", "int", None, "vllm: KV-cache capacity in tokens; null = unlimited.",
+          min=1, max=10**10, nullable=True, unit="tokens", label="KV capacity", applies_to=VLLM,
+          sweep=True, hint="Empty = unlimited."),
+    Field("server.preemption", "choice", "recompute",
+          "vllm: what happens to a preempted request's KV (drop and recompute, or swap to host).",
+          choices=["recompute", "swap"], label="Preemption", applies_to=VLLM),
+    Field("server.pcie_gb_s", "float", 25.0,
+          "vllm swap: host<->GPU bandwidth used to cost a swap transfer.",
+          min=1e-3, max=1e4, unit="GB/s", label="PCIe bandwidth", applies_to=VLLM,
+          shown_if={"server.preemption": ["swap"]}),
+    Field("server.kv_bytes_per_token", "int", 131_072,
+          "vllm swap: KV bytes per token (Llama-3-8B bf16 = 131,072).",
+          min=1, max=10**9, unit="bytes", label="KV bytes / token", applies_to=VLLM,
+          shown_if={"server.preemption": ["swap"]}),
+    # ---- service-level objectives
+    Field("slo.ttft_ms", "float", 2000.0, "TTFT objective (cost unit: passes under the unit cost).",
+          min=0.0, max=1e9, unit="ms", label="TTFT SLO"),
+    Field("slo.tbt_ms", "float", 100.0,
+          "Time-between-tokens objective, compared with each request's tpot.",
+          min=0.0, max=1e9, unit="ms", label="TBT SLO"),
+]
+
+# Fields of one explicit trace item (workload.items[i]).
+ITEM_FIELDS = [
+    Field("arrive", "float", None, "Arrival time (cost unit).", min=0.0, max=MAX_ARRIVE),
+    Field("prompt", "int", None, "Prompt tokens.", min=1, max=MAX_ITEM_PROMPT),
+    Field("out", "int", None, "Output tokens.", min=1, max=MAX_ITEM_OUT),
+]
+
+BY_PATH = {f.path: f for f in FIELDS}
+BY_URL = {f.url: f for f in FIELDS}
+SWEEPS = {f.url: f.path for f in FIELDS if f.sweep}
+
+
+def children(path):
+    """Fields directly under an object path ("" = the top level), in declaration order."""
+    return [f for f in FIELDS if f.parent == path]
+
+
+def objects():
+    """Every object path that holds fields, with the keys it knows (for unknown-key messages)."""
+    out = {}
+    for f in FIELDS:
+        parts = f.path.split(".")
+        for i in range(len(parts)):
+            parent, key = ".".join(parts[:i]), parts[i]
+            keys = out.setdefault(parent, [])
+            if key not in keys:
+                keys.append(key)
+    return out

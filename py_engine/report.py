@@ -1,0 +1,155 @@
+"""Plain-text tables for the command line: results, sweeps, KV capacity, the self-check.
+
+Scenario fields are read from the field table and metrics by their result paths, so this module
+names no scenario field itself.
+"""
+
+from . import fields
+from .cost import cost_unit
+
+
+def fmt(x, digits=3):
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return ("{:,.%df}" % digits).format(x)
+    return "{:,}".format(x)
+
+
+def _get(m, dotted):
+    for p in dotted.split("."):
+        if not isinstance(m, dict) or p not in m:
+            return None
+        m = m[p]
+    return m
+
+
+def describe(scenario):
+    """One line: the fields that differ from their defaults (the rest is the default scenario)."""
+    parts = []
+    explicit = _get(scenario, "workload.items") is not None
+    for f in fields.FIELDS:
+        if f.type == "items" or f.parent == "server.cost":
+            continue
+        if explicit and f.parent.startswith("workload"):
+            continue
+        v = _get(scenario, f.path)
+        if isinstance(v, dict):
+            v = "custom"
+        if v is not None and v != f.default:
+            parts.append("%s=%s" % (f.url, v))
+    head = ("%d explicit requests; " % len(scenario["workload"]["items"])) if explicit else ""
+    return "%s%s (times in %s)" % (head, ", ".join(parts) or "the default scenario",
+                                   "passes" if cost_unit(scenario) == "pass" else "ms")
+
+
+ROWS = [("passes", "passes", 0), ("makespan", "makespan", 1), ("utilization", "utilization", 3),
+        ("useful share", "shares.useful", 3), ("prefill share", "shares.prefill", 3),
+        ("padding share", "shares.padding", 3), ("idle share", "shares.idle", 3),
+        ("output tokens", "output_tokens", 0), ("throughput tok/s", "throughput_tok_s", 1),
+        ("TTFT p50", "ttft.p50", 1), ("TTFT p95", "ttft.p95", 1), ("TTFT p99", "ttft.p99", 1),
+        ("TBT p50", "tbt.p50", 2), ("TBT p95", "tbt.p95", 2), ("TBT p99", "tbt.p99", 2),
+        ("E2E p50", "e2e.p50", 1), ("E2E p95", "e2e.p95", 1), ("E2E p99", "e2e.p99", 1),
+        ("goodput req/s", "goodput_rps", 3), ("SLO attainment", "slo_attainment", 3),
+        ("preemptions", "preemptions", 0), ("KV peak tokens", "kv_peak_tokens", 0)]
+# policy counters (vllm: swap / recompute), shown when a result has them
+EXTRA_ROWS = [("recomputed tokens", "recomputed_tokens", 0),
+              ("swap blocks out", "swap_out_blocks", 0), ("swap blocks in", "swap_in_blocks", 0),
+              ("swap time", "swap_ms", 2)]
+
+
+def metrics_table(results):
+    names = list(results)
+    width = max(12, *(len(n) for n in names))
+    col = "%" + str(width + 2) + "s"
+    lines = ["%-18s" % "" + "".join(col % n for n in names)]
+    extra = [row for row in EXTRA_ROWS if any(row[1] in results[n]["metrics"] for n in names)]
+    for label, path, digits in ROWS + extra:
+        cells = []
+        for n in names:
+            v = _get(results[n]["metrics"], path)
+            cells.append(col % fmt(v, digits if isinstance(v, float) else 0))
+        lines.append("%-18s" % label + "".join(cells))
+    return "\n".join(lines)
+
+
+def results(results, speedup=None):
+    first = next(iter(results.values()))
+    lines = [describe(first["scenario"]), metrics_table(results)]
+    if speedup:
+        lines.append("speedup (static / continuous): passes x%.3f, time x%.3f" % (
+            speedup["passes"], speedup["time"]))
+    return "\n".join(lines)
+
+
+def speedup_table(r):
+    lines = ["%-10s %10s %10s %10s %10s %8s %8s" % (r["param"], "speedup", "time x", "static u",
+                                                    "cont. u", "static", "cont.")]
+    for pt in r["points"]:
+        lines.append("%-10s %10.3f %10.3f %10.3f %10.3f %8d %8d" % (
+            pt["value"], pt["speedup"]["passes"], pt["speedup"]["time"],
+            pt["static"]["utilization"], pt["continuous"]["utilization"],
+            pt["static"]["passes"], pt["continuous"]["passes"]))
+    return "\n".join(lines)
+
+
+def slo_table(r, name):
+    """One scheduler across a sweep: throughput, tail latency, goodput, and the SLO verdict."""
+    lines = ["%-10s %12s %11s %9s %10s %9s %8s %6s" % (
+        r["param"], "tok/s", "TTFT p95", "TBT p95", "goodput/s", "SLO att.", "preempt", "SLO")]
+    for pt in r["points"]:
+        m = pt[name]
+        lines.append("%-10s %12s %11s %9s %10s %9s %8s %6s" % (
+            pt["value"], fmt(m["throughput_tok_s"], 1), fmt(m["ttft"]["p95"], 1),
+            fmt(m["tbt"]["p95"], 2), fmt(m["goodput_rps"], 3), fmt(m["slo_attainment"], 3),
+            fmt(m["preemptions"]), "meets" if m["meets_slo"] else "-"))
+    best, low = r["best"][name], r["lowest"][name]
+    if low is not None and low != best:
+        lines.append("%s: smallest %s meeting the SLO: %s" % (name, r["param"], low))
+    limits = " and ".join("p95 %s <= %g" % (f.label.replace(" SLO", ""), r["slo"][f.leaf])
+                          for f in fields.children("slo") if f.leaf in r["slo"])
+    lines.append("%s: largest %s meeting %s: %s" % (
+        name, r["param"], limits, "none" if best is None else best))
+    return "\n".join(lines)
+
+
+def checks(r):
+    lines = ["FAIL %s: %s" % (c["name"], c["detail"]) for c in r["checks"] if not c["ok"]]
+    lines.append("%d passed, %d failed" % (r["passed"], r["failed"]))
+    return "\n".join(lines)
+
+
+def kv_presets(p):
+    from .kv import kv_bytes_per_token
+    lines = ["%-14s %-18s %7s %8s %8s %16s %12s" % ("model", "", "layers", "kv_heads", "head_dim",
+                                                     "params", "KV B/token")]
+    for k, m in p["models"].items():
+        lines.append("%-14s %-18s %7d %8d %8d %16s %12s" % (
+            k, m["label"], m["layers"], m["kv_heads"], m["head_dim"], fmt(m["params"]),
+            fmt(kv_bytes_per_token(m["layers"], m["kv_heads"], m["head_dim"]))))
+    lines.append("")
+    for k, g in p["gpus"].items():
+        lines.append("%-14s %-18s %18s B" % (k, g["label"], fmt(g["gpu_bytes"])))
+    lines.append("\ndtypes: " + ", ".join("%s = %d B" % kv_ for kv_ in p["dtypes"].items()))
+    return "\n".join(lines)
+
+
+def kv_capacity(r, asked):
+    name = r["model"] or ("custom model" if asked else "the article's example")
+    lines = ["%s: %d layers x %d KV heads x head dim %d, KV in %s" % (
+        name, r["layers"], r["kv_heads"], r["head_dim"], r["kv_dtype"])]
+    rows = [("KV bytes per token", "%s B (%.1f KiB) = 2 x %d x %d x %d x %d" % (
+                fmt(r["bytes_per_token"]), r["bytes_per_token"] / 1024, r["layers"],
+                r["kv_heads"], r["head_dim"], r["kv_dtype_bytes"])),
+            ("GPU memory", "%s B x %d GPU(s) (%s)" % (fmt(r["gpu_bytes"]), r["gpus"],
+                                                     r["gpu"] or "given")),
+            ("memory utilization", repr(r["gpu_mem_utilization"])),
+            ("weights", "%s B%s" % (fmt(r["weight_bytes"]), "" if r["params"] is None else
+                                    " (%s params in %s)" % (fmt(r["params"]), r["dtype"]))),
+            ("KV pool", "%s B" % fmt(r["kv_pool_bytes"])),
+            ("tokens that fit", fmt(r["tokens"])),
+            ("sequences of %s" % fmt(r["context_len"]), fmt(r["sequences"]))]
+    lines += ["  %-22s %s" % row for row in rows]
+    if not r["fits"]:
+        lines.append("  the weights alone do not fit: add GPUs (--gpus) or use a smaller dtype")
+    return "\n".join(lines)

@@ -1,0 +1,54 @@
+"""Metric definitions: percentiles by nearest rank, goodput, throughput, pooled TBT."""
+
+import json
+import math
+
+import pytest
+
+from py_engine import simulate
+from py_engine.scenario import normalize
+from py_engine.workload import generate
+from references.batching import brute_force
+
+
+def _nearest_rank(values, p):
+    s = sorted(values)
+    return s[math.ceil(p / 100 * len(s)) - 1]
+
+
+def test_metrics_follow_their_definitions():
+    sc = {"workload": {"requests": 120, "seed": 9, "arrival": {"kind": "poisson", "rate": 12}},
+          "server": {"slots": 6}, "slo": {"ttft_ms": 3000, "tbt_ms": 30}}
+    for sched in ("static", "continuous"):
+        r = simulate(dict(sc, scheduler=sched))
+        m, reqs = r["metrics"], r["requests"]
+        assert [q["id"] for q in reqs] == list(range(120))
+        for key in ("ttft", "e2e"):
+            vals = [q[key] for q in reqs]
+            for p in (50, 95, 99):
+                assert m[key]["p%d" % p] == pytest.approx(_nearest_rank(vals, p), rel=1e-12)
+        good = [q for q in reqs if q["ttft"] <= 3000 + 1e-9 and q["tpot"] <= 30 + 1e-9]
+        assert m["slo_attainment"] == len(good) / 120
+        assert m["goodput_rps"] == pytest.approx(len(good) / (m["makespan"] / 1000), rel=1e-12)
+        assert m["throughput_tok_s"] == pytest.approx(
+            sum(q["out"] for q in reqs) / (m["makespan"] / 1000), rel=1e-12)
+        assert m["makespan"] == max(q["done"] for q in reqs)
+        for q in reqs:
+            assert q["e2e"] == pytest.approx(q["done"] - q["arrive"], abs=1e-6)
+            assert q["first_token_pass"] <= q["done_pass"]
+        # pooled TBT: per-request gaps from the brute force, nearest rank
+        norm = normalize(dict(sc, scheduler=sched))
+        t = norm["_ticks"]
+        arrive, prompt, out = generate(norm["workload"])
+        ref = brute_force(sched, arrive, prompt, out, 6, 512,
+                          (t["fixed"], t["per_row"], t["per_prefill_token"]))
+        gaps = sorted(ref["gaps"].elements())
+        for p in (50, 95, 99):
+            assert m["tbt"]["p%d" % p] == _nearest_rank(gaps, p) / 1e6
+
+
+def test_tbt_null_when_every_request_has_one_token():
+    r = simulate({"workload": {"items": [{"arrive": 0, "prompt": 5, "out": 1}] * 3}})
+    assert r["metrics"]["tbt"] == {"p50": None, "p95": None, "p99": None}
+    assert r["requests"][0]["tpot"] == 0.0
+    json.dumps(r, allow_nan=False)

@@ -1,0 +1,1 @@
+"""The test suite's own, independent implementations the engine is checked against."""
