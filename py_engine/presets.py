@@ -34,4 +34,12 @@ PRESETS = {
 
 
 def presets():
-    return copy.deepcopy(PRESETS)
+    """PRESETS, each with `schedulers`: the lanes it shows (the base pair, plus its own scheduler
+    when that is not one of them)."""
+    from .policies import REGISTRY
+    out = copy.deepcopy(PRESETS)
+    base = [n for n in sorted(REGISTRY, key=lambda n: REGISTRY[n].order) if REGISTRY[n].base]
+    for p in out.values():
+        own = p["scenario"].get("scheduler")
+        p["schedulers"] = base + ([own] if own and own not in base else [])
+    return out

@@ -1,11 +1,13 @@
 """The worker protocol: one function, JSON-safe dict in, JSON-safe dict out, never raises.
 
-request  {"method": "simulate"|"compare"|"sweep"|"check"|"schema"|"presets"|"kv", "params": {...}}
+request  {"method": "simulate"|"compare"|"sweep"|"stall"|"check"|"schema"|"presets"|"kv",
+          "params": {...}}
 response {"ok": true, "result": ...} or
          {"ok": false, "error": {"type": "ScenarioError"|"EngineError", "field", "value",
                                  "allowed", "message"}}
 params: simulate {"scenario"}, compare {"scenario", "schedulers"?}, sweep {"scenario", "param",
-"values", "schedulers"?}, check {"quick"?: bool}, schema {}, presets {}, kv {...} (py_engine.kv).
+"values", "schedulers"?}, stall {"scenario"} (figures.stall), check {"quick"?: bool}, schema {},
+presets {}, kv {...} (py_engine.kv).
 Floats that are not finite never leave: they become null.
 
 `handle(request)` is the dict API; `handle_json(text)` is the same call with JSON text on both sides,
@@ -15,7 +17,7 @@ the Web Worker's entry point (one string crosses the JS/Python boundary each way
 import json
 import math
 
-from . import api
+from . import api, figures
 from .errors import ScenarioError
 from .presets import presets
 from .scenario import schema
@@ -42,12 +44,14 @@ METHODS = {
                                  p.get("values", (0.0, 0.3, 0.6)),
                                  p.get("schedulers") or ("static", "continuous")),
     "check": _check,
+    "stall": lambda p: figures.stall(p.get("scenario")),
     "schema": lambda p: schema(),
     "presets": lambda p: presets(),
     "kv": _kv,
 }
 PARAMS = {"simulate": {"scenario"}, "compare": {"scenario", "schedulers"},
           "sweep": {"scenario", "param", "values", "schedulers"}, "check": {"quick"}, "schema": set(),
+          "stall": {"scenario"},
           "presets": set()}
 
 

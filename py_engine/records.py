@@ -62,7 +62,9 @@ def layouts():
 
 
 def schedulers():
-    """[{name, label, summary}] of every registered policy, in display order."""
+    """[{name, label, summary, base}] of every registered policy, in display order. The base
+    schedulers are always compared (the speedup is static over continuous); the others are lanes a
+    reader adds (URL `<name>=1`)."""
     from .policies import REGISTRY, scheduler_names
-    return [{"name": n, "label": REGISTRY[n].label, "summary": REGISTRY[n].summary}
-            for n in scheduler_names()]
+    return [{"name": n, "label": REGISTRY[n].label, "summary": REGISTRY[n].summary,
+             "base": REGISTRY[n].base} for n in scheduler_names()]

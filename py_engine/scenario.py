@@ -67,8 +67,9 @@ def schema():
         d["choices"] = choices(f)
         d["allowed"] = allowed_text(f)
         out.append(d)
+    from .figures import FIGURES
     return {"fields": out, "groups": dict(F.GROUPS), "records": records.layouts(),
-            "schedulers": records.schedulers(),
+            "schedulers": records.schedulers(), "figures": FIGURES,
             "items": [{"name": f.path, "type": f.type, "min": f.min, "max": f.max,
                        "description": f.description} for f in F.ITEM_FIELDS]}
 

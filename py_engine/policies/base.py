@@ -25,7 +25,8 @@ Every hook a policy may use is declared below with its default:
                      recompute totals); {} by default.
 
 Class attributes: `label` and `summary` (the page's lane title and subtitle), `order` (display
-order among schedulers). `name` is set by @register.
+order among schedulers), `base` (always compared on the page; other schedulers are lanes a reader
+adds). `name` is set by @register.
 
 State a policy may read: sim.now, sim.passes, sim.slots, sim.free (free slot numbers), sim.res[slot]
 (Resident or None; .rid, .phase in core.PREFILL/FINAL/DECODE/HOLD/PAUSED, .chunk), sim.n_resident,
@@ -53,6 +54,7 @@ class Policy:
     label = "?"
     summary = ""
     order = 100
+    base = False   # True: always on the page's comparison (static, continuous)
 
     def __init__(self, sim, scenario):
         self.sim = sim

@@ -10,6 +10,7 @@ class Continuous(Policy):
     label = "Continuous batching"
     summary = "iteration-level: a finished slot is refilled on the next pass"
     order = 1
+    base = True
 
     def schedule(self):
         sim = self.sim

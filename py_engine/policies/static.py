@@ -17,6 +17,7 @@ class Static(Policy):
     label = "Static batching"
     summary = "request-level: a batch holds its slots until its slowest member ends"
     order = 0
+    base = True
 
     def schedule(self):
         sim = self.sim

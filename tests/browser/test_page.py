@@ -10,6 +10,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from support.page import flat_metrics, metrics_match, read_metrics, scenario_from_query, wait_state
+
 
 
 def redrawn(page, before):
@@ -40,8 +42,8 @@ def query(page):
     return {k: v[0] for k, v in parse_qs(urlsplit(page.url).query).items()}
 
 
-def test_controls_presets_and_keyboard_show_native_numbers(strict_page, site_url, wait_state, read_metrics,
-                                                           native, flat_metrics, metrics_match):
+def test_controls_presets_and_keyboard_show_native_numbers(strict_page, site_url,
+                                                           native):
     page = strict_page
     page.goto(site_url)
     wait_state(page, "ready")
@@ -100,8 +102,7 @@ def test_controls_presets_and_keyboard_show_native_numbers(strict_page, site_url
     assert page.get_attribute("#btn-play", "aria-label") == "Play (space)"
 
 
-def test_shared_url_reproduces_the_view(strict_page, site_url, wait_state, read_metrics, native,
-                                        flat_metrics, metrics_match, scenario_from_query, browser):
+def test_shared_url_reproduces_the_view(strict_page, site_url, native, browser):
     q = "requests=40&slots=4&skew=0.3&seed=7&chunk=256&vllm=1&pass=50"
     page = strict_page
     page.goto(f"{site_url}?{q}")
@@ -147,7 +148,7 @@ def _png_size(data: bytes):
     return struct.unpack(">II", data[16:24])
 
 
-def test_exports_carry_the_same_numbers(strict_page, site_url, wait_state, native, tmp_path):
+def test_exports_carry_the_same_numbers(strict_page, site_url, native, tmp_path):
     page = strict_page
     page.goto(f"{site_url}?requests=24&seed=3")
     wait_state(page, "ready")
@@ -185,7 +186,7 @@ def test_exports_carry_the_same_numbers(strict_page, site_url, wait_state, nativ
     assert snippet.startswith("<iframe ") and "embed=skew" in snippet and "requests=24" in snippet
 
 
-def test_self_check_runs_in_the_page(strict_page, site_url, wait_state, native):
+def test_self_check_runs_in_the_page(strict_page, site_url, native):
     page = strict_page
     page.goto(site_url)
     wait_state(page, "ready")
@@ -199,14 +200,15 @@ def test_self_check_runs_in_the_page(strict_page, site_url, wait_state, native):
     assert page.text_content("#check-summary") == f"{total} of {total} passed"
 
 
-def test_bad_input_gets_a_message_and_the_page_keeps_working(strict_page, site_url, wait_state, read_metrics,
-                                                             native, flat_metrics, metrics_match):
+def test_bad_input_gets_a_message_and_the_page_keeps_working(strict_page, site_url,
+                                                             native):
     page = strict_page
     # Bad values in the link: each named beside its control; the rest of the link still applies.
     page.goto(f"{site_url}?slots=0&skew=banana&requests=1e999&seed=5&theme=%3Cscript%3E")
     wait_state(page, "ready")
     page.wait_for_selector("html[data-drawn]:not([data-busy])", state="attached")
-    allowed = native("schema", {})["server.slots"]["allowed"]        # e.g. "an integer from 1 to 4096"
+    schema = native("schema", {})
+    allowed = next(f["allowed"] for f in schema["fields"] if f["path"] == "server.slots")
     assert f"server.slots = 0: must be {allowed}" in page.text_content('[data-error-for="slots"]')
     assert "workload.skew = banana" in page.text_content('[data-error-for="skew"]')
     assert "workload.requests" in page.text_content('[data-error-for="requests"]')
@@ -248,7 +250,7 @@ def test_bad_input_gets_a_message_and_the_page_keeps_working(strict_page, site_u
 
 
 @pytest.mark.parametrize("figure", ["timeline", "slots"])
-def test_embed_mode_shows_one_figure(strict_page, site_url, wait_state, figure):
+def test_embed_mode_shows_one_figure(strict_page, site_url, figure):
     page = strict_page
     page.goto(f"{site_url}?embed={figure}&theme=dark&lecture=1")
     wait_state(page, "ready")

@@ -10,7 +10,12 @@ from pathlib import Path
 
 import pytest
 
-import build
+from support.page import flat_metrics, metrics_match, read_metrics, scenario_from_query, status_text, wait_state
+
+from tools.common import BuildError, sha256_file
+from tools import pins, pyodide, site
+from tools import common as build_common
+from tools.pins import CSP
 
 # Scenarios set through the URL (the brief's flat parameter names), each far from the default.
 URL_SCENARIOS = [
@@ -19,7 +24,7 @@ URL_SCENARIOS = [
     "requests=40&skew=0.9&slots=6&arrival=gap&every=20&ttft_ms=500&seed=5",
     "requests=40&seed=2&kv_tokens=4096&vllm=1",  # a tight KV budget: the vllm policy preempts
 ]
-# A document without the page (and its own engine), to drive engine-client.js directly; its own
+# A document without the page (and its own engine), to drive engine/client.js directly; its own
 # icon, or Chromium asks for /favicon.ico and gets a 404.
 BLANK_HTML = ('<!doctype html><html><head><meta charset="utf-8"><title>engine harness</title>'
               '<link rel="icon" href="harness-icon.svg"></head><body></body></html>')
@@ -39,8 +44,7 @@ def _time_of_mark(page, name):
         name)
 
 
-def test_default_page_equals_native_and_snapshot(strict_page, site_url, native, wait_state,
-                                                 read_metrics, flat_metrics, metrics_match):
+def test_default_page_equals_native_and_snapshot(strict_page, site_url, native):
     page = strict_page
     headers = {}
     page.on("response", lambda r: headers.setdefault(r.url, r.headers.get("content-security-policy")))
@@ -62,13 +66,12 @@ def test_default_page_equals_native_and_snapshot(strict_page, site_url, native, 
 
     # Every response, the worker's and Pyodide's included, carried the strict CSP.
     assert headers, "no responses seen"
-    missing = [u for u, csp in headers.items() if csp != build.CSP]
+    missing = [u for u, csp in headers.items() if csp != CSP]
     assert not missing, f"responses without the strict CSP: {missing}"
 
 
 @pytest.mark.parametrize("query", URL_SCENARIOS)
-def test_url_scenario_equals_native(strict_page, site_url, query, native, wait_state, read_metrics,
-                                    scenario_from_query, flat_metrics, metrics_match):
+def test_url_scenario_equals_native(strict_page, site_url, query, native):
     strict_page.goto(f"{site_url}?{query}")
     wait_state(strict_page, "ready")
     shown = read_metrics(strict_page)
@@ -113,16 +116,20 @@ def harness_url(site_dist, serve_dir, tmp_path_factory):
 
 
 def test_snapshot_equals_live_engine(strict_page, harness_url, site_dist):
-    """Each build-time (native) answer in snapshot.json equals the in-page engine's live answer to
-    the same request, asked through the page's own engine-client.js. The same engine then shows
+    """Each build-time (native) answer in snapshot/ equals the in-page engine's live answer to
+    the same request, asked through the page's own engine/client.js. The same engine then shows
     that errors come back as data: a bad call rejects with the protocol error, the engine keeps
     working, and after terminate() every call still settles."""
-    snapshot = json.loads((site_dist / "snapshot.json").read_text())
+    index = json.loads((site_dist / "snapshot" / "index.json").read_text())
+    # the index is keyed by each request's canonical JSON (web/engine/requests.js)
+    snapshot = [{"request": json.loads(key),
+                 "response": json.loads((site_dist / "snapshot" / name).read_text())}
+                for key, name in index.items()]
     assert any(e["request"]["method"] == "compare" for e in snapshot)
     strict_page.goto(harness_url)
     got = strict_page.evaluate(
         """async (requests) => {
-             const { startEngine } = await import('./engine-client.js');
+             const { startEngine } = await import('./engine/client.js');
              const client = startEngine({});
              await client.ready;
              const live = [];
@@ -154,7 +161,7 @@ def test_repeat_visit_uses_the_verified_cache(strict_page, harness_url, site_dis
     entry is detected and simply downloaded again."""
     manifest = json.loads((site_dist / "manifest.json").read_text())
     numpy_file = manifest["pyodide"]["packages"]["numpy"]["file"]
-    boot = """async () => { const { startEngine } = await import('./engine-client.js');
+    boot = """async () => { const { startEngine } = await import('./engine/client.js');
                 const c = startEngine({}); await c.ready;
                 const r = await c.call('simulate', { scenario: { workload: { requests: 3 } } });
                 c.terminate(); return r.metrics.passes; }"""
@@ -198,7 +205,7 @@ def _flip_byte(path: Path, at: int = 100):
     path.write_bytes(bytes(data))
 
 
-def _expect_failed(page, url, wait_state, status_text, *words):
+def _expect_failed(page, url, *words):
     page.goto(url)
     wait_state(page, "failed", timeout=60_000)
     text = status_text(page)
@@ -207,24 +214,21 @@ def _expect_failed(page, url, wait_state, status_text, *words):
     return text
 
 
-def test_tampered_engine_wheel_fails_clearly(strict_page, site_copy, serve_dir, wait_state,
-                                             status_text):
+def test_tampered_engine_wheel_fails_clearly(strict_page, site_copy, serve_dir):
     manifest = json.loads((site_copy / "manifest.json").read_text())
     _flip_byte(site_copy / manifest["engine"]["wheel"])
-    _expect_failed(strict_page, serve_dir(site_copy), wait_state, status_text,
+    _expect_failed(strict_page, serve_dir(site_copy),
                    manifest["engine"]["wheel"], "integrity")
 
 
-def test_tampered_numpy_wheel_fails_clearly(strict_page, site_copy, serve_dir, wait_state,
-                                            status_text):
+def test_tampered_numpy_wheel_fails_clearly(strict_page, site_copy, serve_dir):
     manifest = json.loads((site_copy / "manifest.json").read_text())
     _flip_byte(site_copy / "pyodide" / manifest["pyodide"]["packages"]["numpy"]["file"])
-    _expect_failed(strict_page, serve_dir(site_copy), wait_state, status_text, "numpy", "integrity")
+    _expect_failed(strict_page, serve_dir(site_copy), "numpy", "integrity")
 
 
 @pytest.mark.allow_problems(r"(?i)integrity|digest|numpy")
-def test_numpy_failing_pyodide_integrity_is_caught(strict_page, site_copy, serve_dir, wait_state,
-                                                   status_text):
+def test_numpy_failing_pyodide_integrity_is_caught(strict_page, site_copy, serve_dir):
     """A numpy wheel that passes the manifest but not the official lock's sha256: Pyodide's
     loadPackage only logs that, and the worker must still fail instead of carrying on."""
     manifest_path = site_copy / "manifest.json"
@@ -232,15 +236,15 @@ def test_numpy_failing_pyodide_integrity_is_caught(strict_page, site_copy, serve
     numpy = manifest["pyodide"]["packages"]["numpy"]
     wheel = site_copy / "pyodide" / numpy["file"]
     _flip_byte(wheel)
-    numpy["sha256"] = build.sha256_file(wheel)
+    numpy["sha256"] = sha256_file(wheel)
     manifest_path.write_text(json.dumps(manifest))
-    _expect_failed(strict_page, serve_dir(site_copy), wait_state, status_text, "numpy did not load")
+    _expect_failed(strict_page, serve_dir(site_copy), "numpy did not load")
 
 
 @pytest.mark.allow_problems(r"HTTP 404: .*pyodide\.asm\.wasm", r"status of 404")
-def test_missing_wasm_fails_fast(strict_page, site_copy, serve_dir, wait_state, status_text):
+def test_missing_wasm_fails_fast(strict_page, site_copy, serve_dir):
     (site_copy / "pyodide" / "pyodide.asm.wasm").unlink()
-    _expect_failed(strict_page, serve_dir(site_copy), wait_state, status_text,
+    _expect_failed(strict_page, serve_dir(site_copy),
                    "pyodide.asm.wasm", "404")
 
 
@@ -251,12 +255,12 @@ def test_manifest_describes_what_is_shipped(site_dist):
     shipped = {p.relative_to(site_dist).as_posix() for p in site_dist.rglob("*") if p.is_file()}
     assert shipped - {"manifest.json"} == set(manifest["files"])
     for rel, meta in manifest["files"].items():
-        assert build.sha256_file(site_dist / rel) == meta["sha256"], rel
+        assert sha256_file(site_dist / rel) == meta["sha256"], rel
     lock = json.loads((site_dist / "pyodide" / "pyodide-lock.json").read_text())
     for name, meta in manifest["pyodide"]["packages"].items():
         assert meta["sha256"] == lock["packages"][name]["sha256"] == manifest["files"][f"pyodide/{meta['file']}"]["sha256"]
     for name, meta in manifest["pyodide"]["runtime"].items():
-        assert meta["sha256"] == build.PYODIDE_RUNTIME[name] == manifest["files"][f"pyodide/{name}"]["sha256"]
+        assert meta["sha256"] == pins.PYODIDE_RUNTIME[name] == manifest["files"][f"pyodide/{name}"]["sha256"]
     engine = manifest["engine"]
     assert engine["sha256"] == manifest["files"][engine["wheel"]]["sha256"]
 
@@ -280,7 +284,7 @@ def test_site_check_accepts_a_self_contained_site(tmp_path):
                     'new Worker(new URL("./lib.js", import.meta.url), { type: "module" });'),
         "lib.js": "export const f = 1;",
     })
-    build.check_site(tmp_path, own)
+    site.check_site(tmp_path, own)
 
 
 @pytest.mark.parametrize("bad, reason", [
@@ -292,34 +296,34 @@ def test_site_check_accepts_a_self_contained_site(tmp_path):
 def test_site_check_rejects_broken_references(tmp_path, bad, reason):
     files = {"index.html": '<script type="module" src="main.js"></script>', "main.js": "", "style.css": ""}
     own = _site(tmp_path, {**files, **bad})
-    with pytest.raises(build.BuildError, match=re.escape(reason)):
-        build.check_site(tmp_path, own)
+    with pytest.raises(BuildError, match=re.escape(reason)):
+        site.check_site(tmp_path, own)
 
 
 def test_pyodide_wheels_are_checked_against_the_lock(tmp_path, monkeypatch):
     """A cached wheel whose sha256 differs from pyodide-lock.json is never shipped."""
-    monkeypatch.setattr(build, "CACHE", tmp_path / "cache")
-    cached = tmp_path / "cache" / f"pyodide-{build.PYODIDE_VERSION}-wheels"
+    monkeypatch.setattr(build_common, "CACHE", tmp_path / "cache")
+    cached = tmp_path / "cache" / f"pyodide-{pins.PYODIDE_VERSION}-wheels"
     cached.mkdir(parents=True)
     lock = {"packages": {}}
-    for name in build.PYODIDE_PACKAGES:
+    for name in pins.PYODIDE_PACKAGES:
         wheel = cached / f"{name}-1.0-py3-none-any.whl"
         wheel.write_bytes(name.encode())
-        lock["packages"][name] = {"file_name": wheel.name, "sha256": build.sha256_file(wheel)}
+        lock["packages"][name] = {"file_name": wheel.name, "sha256": sha256_file(wheel)}
     out = tmp_path / "out"
     out.mkdir()
-    build.fetch_pyodide_wheels(Path("python-not-needed"), lock, out)  # all cached and matching
+    pyodide.fetch_pyodide_wheels(Path("python-not-needed"), lock, out)  # all cached and matching
     assert sorted(p.name for p in out.iterdir()) == sorted(v["file_name"] for v in lock["packages"].values())
 
     # The carrier package (as if downloaded) holds a numpy that differs from the lock.
     (cached / lock["packages"]["numpy"]["file_name"]).write_bytes(b"tampered")
-    carrier = tmp_path / "cache" / "pypi" / build.WHEEL_CARRIER_FILE
+    carrier = tmp_path / "cache" / "pypi" / pins.WHEEL_CARRIER_FILE
     carrier.parent.mkdir()
     with zipfile.ZipFile(carrier, "w") as z:
         for name, v in lock["packages"].items():
-            z.writestr(build.WHEEL_CARRIER_DIR + v["file_name"], b"tampered" if name == "numpy" else name)
-    monkeypatch.setattr(build, "WHEEL_CARRIER_SHA256", build.sha256_file(carrier))
+            z.writestr(pins.WHEEL_CARRIER_DIR + v["file_name"], b"tampered" if name == "numpy" else name)
+    monkeypatch.setattr(pyodide, "WHEEL_CARRIER_SHA256", sha256_file(carrier))
     (tmp_path / "out2").mkdir()
-    with pytest.raises(build.BuildError, match="numpy-1.0-py3-none-any.whl: sha256 .* != official pyodide-lock.json"):
-        build.fetch_pyodide_wheels(Path("python-not-needed"), lock, tmp_path / "out2")
+    with pytest.raises(BuildError, match="numpy-1.0-py3-none-any.whl: sha256 .* != official pyodide-lock.json"):
+        pyodide.fetch_pyodide_wheels(Path("python-not-needed"), lock, tmp_path / "out2")
     assert not (tmp_path / "out2" / lock["packages"]["numpy"]["file_name"]).exists()

@@ -1,8 +1,10 @@
 // KV-in-use strip under the vLLM-style timeline: KV tokens resident per pass (from the run-length
 // passes_log) against the budget, on the timelines' shared pass axis, with preemptions marked.
 
-import { setupCanvas, theme, font, fmt } from './canvas-kit.js';
+import { setupCanvas, theme, font } from './canvas-kit.js';
+import { fmt } from './format.js';
 import { GUTTER } from './timeline.js';
+import { SEG } from '../state/records.js';
 
 const preCache = new WeakMap();
 /**
@@ -14,10 +16,11 @@ export function preemptionPasses(result) {
   if (out) return out;
   const victims = new Set((result.requests || []).filter((r) => r.preemptions > 0).map((r) => r.id));
   const byReq = new Map();
-  for (const [slot, rid, , first, last] of result.segments || []) {
+  for (const s of result.segments || []) {
+    const rid = s[SEG.request];
     if (!victims.has(rid)) continue;
     if (!byReq.has(rid)) byReq.set(rid, []);
-    byReq.get(rid).push([first, last, slot]);
+    byReq.get(rid).push([s[SEG.first_pass], s[SEG.last_pass], s[SEG.slot]]);
   }
   out = [];
   for (const segs of byReq.values()) {
@@ -35,12 +38,13 @@ export function drawKV(canvas, result, view) {
   const t = theme();
   const log = result.passes_log || {};
   const count = log.count || [], kv = log.kv_tokens || [];
-  const budget = result.scenario?.server?.kv_tokens ?? null;
+  const budget = view.kvBudget ?? null;
   const plotW = Math.max(10, w - GUTTER - 4);
   const passMax = Math.max(1, view.passMax || result.metrics?.passes || 1);
   const X = (p) => GUTTER + (p / passMax) * plotW;
   const top = 4, ph = H - 12;
-  const peak = Math.max(1, budget ?? 0, ...kv);
+  let peak = Math.max(1, budget ?? 0);
+  for (const v of kv) if (v > peak) peak = v;     // a loop: a spread of a long column overflows the stack
   const Y = (v) => top + ph - (v / peak) * ph;
 
   ctx.fillStyle = t.idle; ctx.fillRect(GUTTER, top, plotW, ph);

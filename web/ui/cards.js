@@ -1,10 +1,8 @@
 // Metric cards: one card per idea, a row per scheduler, each number carrying the test hook
 // data-metric="<scheduler>.<path>" and data-value=String(exact number).
 
-import { el } from './controls.js';
-import { fmt, fmtPct, fmtTime } from './canvas-kit.js';
-
-const NAMES = { static: 'static', continuous: 'continuous', vllm: 'vLLM' };
+import { el } from './dom.js';
+import { fmt, fmtPct, fmtTime } from '../draw/format.js';
 
 function card(title, what, ...body) {
   return el('article', { class: 'card' }, el('h4', { text: title }), el('p', { class: 'what', text: what }), ...body);
@@ -17,7 +15,7 @@ function metricCell(sched, path, value, text, cls) {
 function get(obj, path) { return path.split('.').reduce((o, k) => (o == null ? undefined : o[k]), obj); }
 
 function schedCell(s) {
-  return el('td', { class: 'sched' }, el('i', { class: `sched-dot sched-${s}`, 'aria-hidden': 'true' }), document.createTextNode(NAMES[s] || s));
+  return el('td', { class: 'sched' }, el('i', { class: `sched-dot sched-${s}`, 'aria-hidden': 'true' }), document.createTextNode(s));
 }
 
 /** A table: columns = metric paths, rows = schedulers. */
@@ -28,10 +26,13 @@ function table(cmp, scheds, cols, format) {
   return el('table', {}, el('thead', {}, head), el('tbody', {}, ...rows));
 }
 
-export function renderCards(container, cmp, scheds) {
-  const unit = cmp[scheds[0]]?.scenario?.server?.cost === 'unit' ? 'pass' : 'ms';
+/** sloFields: the scenario's SLO fields (their labels; values read from the result's scenario). */
+export function renderCards(container, cmp, scheds, sloFields) {
+  const first = cmp[scheds[0]];
+  const unit = first.unit;
   const time = (v) => fmtTime(v, unit);
-  const slo = cmp[scheds[0]]?.scenario?.slo || {};
+  const getPath = (obj, path) => path.split('.').reduce((o, k) => (o == null ? undefined : o[k]), obj);
+  const limits = sloFields.map((f) => `${f.label.replace(/ SLO$/, '')} ≤ ${time(getPath(first.scenario, f.path))}`);
   const cards = [];
 
   cards.push(card('Forward passes', 'Passes the GPU ran to serve every request; fewer passes, same work.',
@@ -65,16 +66,17 @@ export function renderCards(container, cmp, scheds) {
   cards.push(card('Time to first token', 'Arrival to first token: waiting for a slot plus prefill.', table(cmp, scheds, pct('ttft'), time)));
   cards.push(card('Time between tokens', 'How fast a stream flows once started (per-request mean gap).', table(cmp, scheds, pct('tbt'), time)));
   cards.push(card('End-to-end latency', 'Arrival to last token, per request.', table(cmp, scheds, pct('e2e'), time)));
-  cards.push(card('Goodput', `Requests per second that meet both SLOs (TTFT ≤ ${fmtTime(slo.ttft_ms, unit)}, TBT ≤ ${fmtTime(slo.tbt_ms, unit)}).`,
+  cards.push(card('Goodput', `Requests per second that meet every SLO (${limits.join(', ')}).`,
     table(cmp, scheds, [{ label: 'req/s', path: 'goodput_rps', cls: 'big' }, { label: 'meet SLO', path: 'slo_attainment', format: fmtPct }], fmt)));
   const kvCard = card('KV cache', 'Most KV tokens resident at once, and requests evicted because the KV budget ran out.',
     table(cmp, scheds, [{ label: 'KV peak (tokens)', path: 'kv_peak_tokens' }, { label: 'preemptions', path: 'preemptions' }], fmt));
-  const vm = cmp.vllm?.metrics;
-  if (vm && vm.recomputed_tokens != null) {
-    kvCard.append(el('p', { class: 'what' }, document.createTextNode('vLLM-style: '),
-      el('span', { 'data-metric': 'vllm.recomputed_tokens', 'data-value': String(vm.recomputed_tokens), text: fmt(vm.recomputed_tokens) }),
+  for (const s of scheds) {     // a policy's own counters (vllm: recompute and swap)
+    const m = cmp[s].metrics;
+    if (m.recomputed_tokens == null) continue;
+    kvCard.append(el('p', { class: 'what' }, document.createTextNode(`${s}: `),
+      el('span', { 'data-metric': `${s}.recomputed_tokens`, 'data-value': String(m.recomputed_tokens), text: fmt(m.recomputed_tokens) }),
       document.createTextNode(' tokens recomputed after preemption (prompt + generated); swap transfers '),
-      el('span', { 'data-metric': 'vllm.swap_ms', 'data-value': String(vm.swap_ms), text: fmtTime(vm.swap_ms, unit) }),
+      el('span', { 'data-metric': `${s}.swap_ms`, 'data-value': String(m.swap_ms), text: fmtTime(m.swap_ms, unit) }),
       document.createTextNode('.')));
   }
   cards.push(kvCard);

@@ -4,22 +4,24 @@
 // column already painted is skipped, so a huge run issues about as many fills as a small one
 // (the loop over segments stays linear; the engine caps them at 250,000 per result).
 
-import { colorFor, setupCanvas, theme, hatch, niceTicks, font, fmt } from './canvas-kit.js';
+import { colorFor, setupCanvas, theme, hatch, niceTicks, font } from './canvas-kit.js';
+import { fmt } from './format.js';
+import { SEG } from '../state/records.js';
 
 export const GUTTER = 34;      // px for slot labels
 export const AXIS_H = 18;      // px for the pass axis under the rows
 
 const indexCache = new WeakMap();
 
-/** Per-slot arrays of segments sorted by first pass, for drawing and binary-search hit tests. */
-export function indexSegments(result) {
+/** Per-slot arrays of [first, last, request, phase] sorted by first pass (drawing and binary-search
+ *  hit tests); read from the result's segments by the declared layout (state/records.js). */
+export function indexSegments(result, slots) {
   let idx = indexCache.get(result);
   if (idx) return idx;
-  const slots = result.scenario?.server?.slots ?? 1;
   const rows = Array.from({ length: slots }, () => []);
   for (const s of result.segments || []) {
-    const [slot, rid, phase, first, last] = s;
-    if (slot >= 0 && slot < slots) rows[slot].push([first, last, rid, phase]);   // phase: prefill | useful | padding (py_engine/core.py)
+    const slot = s[SEG.slot];
+    if (slot >= 0 && slot < slots) rows[slot].push([s[SEG.first_pass], s[SEG.last_pass], s[SEG.request], s[SEG.phase]]);
   }
   for (const r of rows) r.sort((a, b) => a[0] - b[0]);
   const byId = new Map();
@@ -41,10 +43,11 @@ function rowHeight(slots, lecture, compact) {
 }
 
 /**
- * view: { passMax, playhead (pass, 0..passMax), hoverId, focus: {slot} | null, lecture }
+ * view: { slots, passMax, playhead (pass, 0..passMax), hoverId, focus: {slot} | null, lecture,
+ *         compact }
  */
 export function draw(canvas, result, view) {
-  const idx = indexSegments(result);
+  const idx = indexSegments(result, view.slots);
   const slots = idx.slots;
   const { ctx, dpr, w, h } = setupCanvas(canvas, laneHeight(slots, view.lecture, view.compact));
   const t = theme();
@@ -151,7 +154,7 @@ export function draw(canvas, result, view) {
 
 /** Which slot / pass / request sits under CSS pixel (x, y)? */
 export function hitTest(canvas, result, view, x, y) {
-  const idx = indexSegments(result);
+  const idx = indexSegments(result, view.slots);
   const rowH = rowHeight(idx.slots, view.lecture, view.compact);
   const plotW = Math.max(10, canvas.clientWidth - GUTTER - 4);
   const passMax = Math.max(1, view.passMax || idx.passes || 1);

@@ -1,16 +1,16 @@
 // Exports: PNG of the timelines, CSV of every request, JSON of the engine's result; copy link and
 // copy an iframe embed snippet. Numbers are written with String(n), exactly as the engine gave them.
 
-import { theme, font } from './canvas-kit.js';
+import { theme, font } from '../draw/canvas-kit.js';
+import { LAYOUTS } from '../state/records.js';
 
-export const CSV_COLUMNS = ['scheduler', 'id', 'arrive', 'prompt', 'out', 'admit', 'first_token', 'done',
-  'first_token_pass', 'done_pass', 'ttft', 'tpot', 'e2e', 'preemptions'];
-
+/** One row per request per scheduler; the columns are the declared request record (records.py). */
 export function toCSV(compare, schedulers) {
-  const lines = [CSV_COLUMNS.join(',')];
+  const cols = LAYOUTS.request.map((f) => f.name);
+  const lines = [['scheduler', ...cols].join(',')];
   for (const s of schedulers) {
     for (const r of compare[s]?.requests || []) {
-      lines.push([s, ...CSV_COLUMNS.slice(1).map((k) => (r[k] == null ? '' : String(r[k])))].join(','));
+      lines.push([s, ...cols.map((k) => (r[k] == null ? '' : String(r[k])))].join(','));
     }
   }
   return `${lines.join('\n')}\n`;

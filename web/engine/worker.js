@@ -10,7 +10,7 @@
 self.addEventListener("securitypolicyviolation", (e) =>
   console.error(`CSP violation in the engine worker: ${e.violatedDirective} blocked ${e.blockedURI}`));
 
-const SITE = new URL("./", import.meta.url); // worker.js sits at the site root
+const SITE = new URL("../", import.meta.url); // worker.js sits in engine/, one level under the site root
 
 // The Python side: JSON string in, JSON string out, never raises (py_engine.protocol.handle_json
 // guards malformed requests and non-JSON numbers itself, and is tested natively).

@@ -2,7 +2,8 @@
 // columnar points in, canvas out. Points not computed yet are shown as faint ticks, so a
 // sweep that is still running (or was cancelled) reads honestly.
 
-import { setupCanvas, theme, niceTicks, font, fmt } from './canvas-kit.js';
+import { setupCanvas, theme, niceTicks, font } from './canvas-kit.js';
+import { fmt } from './format.js';
 
 /**
  * spec: { height, x: {label, min, max, log2?, fmt?}, y: {label, min?, max?, fmt?, color?},

@@ -1,5 +1,5 @@
-// Small canvas helpers shared by the timelines and the charts: crisp high-DPI setup,
-// theme colours from CSS variables, nice ticks and number formatting.
+// Small canvas helpers shared by the timelines and the charts: crisp high-DPI setup, theme colours
+// from CSS variables (every colour a canvas uses comes from here), nice ticks and fonts.
 
 // Okabe–Ito (colour-blind safe), black swapped for a mid blue-grey so it reads in dark mode too.
 export const PALETTE = ['#E69F00', '#56B4E9', '#009E73', '#F0E442', '#0072B2', '#D55E00', '#CC79A7', '#7F8FA6'];
@@ -33,7 +33,7 @@ export function theme() {
   const v = (name) => cs.getPropertyValue(name).trim();
   themeCache = {
     bg: v('--bg'), panel: v('--panel'), ink: v('--ink'), muted: v('--muted'), faint: v('--faint'),
-    grid: v('--grid'), accent: v('--accent'), good: v('--good'), bad: v('--bad'),
+    grid: v('--grid'), accent: v('--accent'), alt: v('--alt'), good: v('--good'), bad: v('--bad'),
     paddingInk: v('--padding-ink'), paddingBg: v('--padding-bg'), idle: v('--idle'), playhead: v('--playhead'),
     font: v('--font') || 'sans-serif',
     scale: parseFloat(v('--chart-scale')) || 1,   // lecture mode enlarges canvas text
@@ -74,31 +74,6 @@ export function niceTicks(lo, hi, n = 5) {
   const out = [];
   for (let t = Math.ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) out.push(+t.toPrecision(12));
   return out;
-}
-
-const nf = new Intl.NumberFormat('en-US');
-/** Human formatting for display only; data-value always carries String(n). */
-export function fmt(n, digits = 3) {
-  if (n == null || Number.isNaN(n)) return '–';
-  if (typeof n !== 'number') return String(n);
-  if (Number.isInteger(n)) return nf.format(n);
-  const a = Math.abs(n);
-  if (a >= 1000) return nf.format(Math.round(n));
-  if (a >= 100) return n.toFixed(1);
-  if (a >= 10) return n.toFixed(Math.max(1, digits - 2));
-  if (a >= 1) return n.toFixed(Math.max(2, digits - 1));
-  if (a === 0) return '0';
-  return n.toPrecision(digits);
-}
-
-export function fmtPct(x) { return x == null ? '–' : `${(100 * x).toFixed(x >= 0.995 || x < 0.1 ? 1 : 0)}%`; }
-
-/** Time in the cost unit: ms (or passes under the unit cost model). */
-export function fmtTime(ms, unit = 'ms') {
-  if (ms == null) return '–';
-  if (unit !== 'ms') return `${fmt(ms)} ${unit}`;
-  if (Math.abs(ms) >= 1000) return `${fmt(ms / 1000)} s`;
-  return `${fmt(ms)} ms`;
 }
 
 export function font(px, weight = 400) {

@@ -1,0 +1,70 @@
+"""What the page's figures ask of the engine, declared here so the page names no field itself.
+
+FIGURES ships in `schema()`: each sweep figure names the field it sweeps (a dotted path), its points,
+which schedulers it runs and what it marks. `stall(scenario)` answers the prefill-stall panel (the
+article's 268 ms vs 27.6 ms example as a real trace) for the scenario's chunk and cost model.
+"""
+
+from .api import _norm, result, run_sim
+
+FIGURES = {
+    # rows: the scenario field that is the number of rows (slots) a timeline draws
+    "timeline": {"title": "Static vs continuous batching: slot × pass timelines",
+                 "rows": "server.slots", "kv_budget": "server.kv_tokens"},
+    "metrics": {"title": "Static vs continuous batching: the numbers"},
+    "skew": {"title": "The skew sweep",
+             "sweep": {"param": "workload.skew",
+                       "values": [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
+                       "schedulers": "base"}},
+    "slots": {"title": "Sizing max_num_seqs",
+              # the richest scheduler on screen (vllm when its lane is on)
+              "sweep": {"param": "server.slots", "values": [1, 2, 4, 8, 16, 32, 64, 128],
+                        "schedulers": "last", "metric": "ttft.p95", "metric_label": "p95 TTFT",
+                        "limit": "slo.ttft_ms"}},
+    "cost": {"title": "The prefill stall"},
+    # budget: the scenario field the calculator's "use as budget" button sets
+    "kv": {"title": "KV-cache calculator", "budget": "server.kv_tokens"},
+    "check": {"title": "Self-check"},
+}
+
+STALL_STREAMS = 15        # users decoding when the document arrives
+STALL_STREAM_OUT = 400
+STALL_PROMPT = 4000       # the pasted document
+STALL_ARRIVE = 100.0      # cost units after the streams start
+NO_CHUNK = 65_536         # the largest chunk: the whole prompt in one pass
+
+
+def _stall_scenario(chunk, cost):
+    items = [{"arrive": 0, "prompt": 16, "out": STALL_STREAM_OUT}] * STALL_STREAMS
+    items = items + [{"arrive": STALL_ARRIVE, "prompt": STALL_PROMPT, "out": 20}]
+    return {"scheduler": "continuous", "workload": {"items": items},
+            "server": {"slots": STALL_STREAMS + 1, "chunk": chunk, "cost": cost}}
+
+
+def _pass_stats(res):
+    log = res["passes_log"]
+    rows_full = STALL_STREAMS + 1
+    decode = next((c for c, r, p in zip(log["cost"], log["rows"], log["prefill_tokens"])
+                   if r == rows_full and p == 0), None)
+    chunk_passes = sum(n for n, r, p in zip(log["count"], log["rows"], log["prefill_tokens"])
+                       if r == rows_full and p > 0)
+    return {"worst": max(log["cost"]), "decode": decode, "chunk_passes": chunk_passes,
+            "ttft": res["requests"][-1]["ttft"]}
+
+
+def stall(scenario=None):
+    """The prefill stall under the scenario's chunk and cost model: 15 streams decoding, then one
+    4,000-token prompt joins their batch, run unchunked and chunked. The unit cost makes every pass
+    cost 1, so there the article's cost model is used (and `article_cost` says so)."""
+    s = _norm(scenario)
+    sv = s["server"]
+    cost = sv["cost"]
+    article_cost = cost == "unit"
+    if article_cost:
+        cost = "article"
+    chunk = min(sv["chunk"], STALL_PROMPT)
+    out = {"prompt": STALL_PROMPT, "streams": STALL_STREAMS, "chunk": chunk,
+           "article_cost": article_cost}
+    for name, c in (("unchunked", NO_CHUNK), ("chunked", chunk)):
+        out[name] = _pass_stats(result(run_sim(_norm(_stall_scenario(c, cost)))))
+    return out

@@ -1,0 +1,83 @@
+"""Helpers for browser tests: waiting for the page's state, reading the numbers it shows and
+comparing them with a native run. Plain functions; tests import them by name."""
+
+from __future__ import annotations
+
+from support.urls import scenario_from_query  # noqa: F401  (re-exported for the browser tests)
+
+LOAD_TIMEOUT_MS = 90_000  # a cold load takes seconds on a busy 2-core box; this bounds a broken run
+
+
+def wait_state(page, state: str, timeout: float = LOAD_TIMEOUT_MS) -> str:
+    """Wait until <html data-state> is `state` (snapshot|ready|failed). Reaching "failed" while
+    waiting for something else raises AssertionError with the page's status text."""
+    selector = f'html[data-state="{state}"]'
+    if state != "failed":
+        selector += ', html[data-state="failed"]'
+    page.wait_for_selector(selector, state="attached", timeout=timeout)
+    got = page.evaluate("() => document.documentElement.dataset.state")
+    if got != state:
+        raise AssertionError(f'data-state="{got}" while waiting for "{state}": {status_text(page)}')
+    return got
+
+
+def status_text(page) -> str:
+    """The page's engine status line (it names what failed)."""
+    return page.evaluate("() => (document.getElementById('engine-status-text') || {}).textContent || ''")
+
+
+def read_metrics(page) -> dict[str, float | None]:
+    """{data-metric: float(data-value)} of every metric shown with a value; JSON null -> None.
+    The same metric shown twice must carry the same value."""
+    pairs = page.eval_on_selector_all(
+        "[data-metric]", "els => els.map(e => [e.dataset.metric, e.getAttribute('data-value')])")
+    out: dict[str, float | None] = {}
+    for name, raw in pairs:
+        if raw is None or raw.strip() == "":
+            continue
+        value = None if raw == "null" else float(raw)
+        if name in out and out[name] != value:
+            raise AssertionError(f"{name} is shown with two values: {out[name]} and {value}")
+        out[name] = value
+    return out
+
+
+def flat_metrics(compare_result: dict) -> dict[str, float | None]:
+    """A native compare result flattened to the page's data-metric names
+    (<scheduler>.<metric path>, speedup.passes, speedup.time)."""
+    out: dict[str, float | None] = {}
+
+    def walk(prefix, value):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(f"{prefix}.{k}", v)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) or value is None:
+            out[prefix] = None if value is None else float(value)
+
+    for sched, res in compare_result.items():
+        if sched == "speedup":
+            walk("speedup", res)
+        elif isinstance(res, dict) and "metrics" in res:
+            walk(sched, res["metrics"])
+    return out
+
+
+def metrics_match(shown: dict, expected: dict, rel: float = 1e-9) -> int:
+    """Every metric the page shows equals the native one: integers exactly, floats to `rel`.
+    Returns how many were compared (a test should also check that this is not zero)."""
+    problems = []
+    for name, value in shown.items():
+        if name not in expected:
+            problems.append(f"{name}: shown ({value}) but not in the native result")
+            continue
+        want = expected[name]
+        if want is None or value is None:
+            ok = want is None and value is None
+        elif float(want).is_integer() and float(value).is_integer():
+            ok = want == value
+        else:
+            ok = abs(value - want) <= rel * max(abs(want), abs(value))
+        if not ok:
+            problems.append(f"{name}: page {value!r} != native {want!r}")
+    assert not problems, "page numbers differ from the native engine:\n  " + "\n  ".join(problems)
+    return len(shown)

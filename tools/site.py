@@ -1,0 +1,160 @@
+"""Assemble the static site: the page (web/), the Pyodide runtime and wheels, the engine wheel, the
+build-time snapshot and manifest.json (sha256 and size of every shipped file), then check that the
+site is self-contained. The output folder is replaced only by a complete, checked site."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from . import common
+from .common import ROOT, WEB, BuildError, log, run, sha256_file
+from .pins import (BUILD_REQUIREMENTS, CSP, PYODIDE_NPM_INTEGRITY, PYODIDE_PACKAGES,
+                   PYODIDE_RUNTIME, PYODIDE_VERSION)
+from .pyodide import extract_runtime, fetch_pyodide_tarball, fetch_pyodide_wheels
+from .venv import ensure_venv
+
+
+def build_engine_wheel(py: Path, out: Path) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        # cwd=tmp: from ROOT, `python -m build` would import build.py instead of the build package.
+        run([py, "-m", "build", "--wheel", "--no-isolation", "--outdir", tmp, ROOT],
+            quiet=True, cwd=tmp)
+        wheels = list(Path(tmp).glob("py_engine-*-py3-none-any.whl"))
+        if len(wheels) != 1:
+            raise BuildError(f"expected one py_engine wheel, got {[w.name for w in wheels]}")
+        dest = out / wheels[0].name
+        shutil.copy2(wheels[0], dest)
+    return dest
+
+
+def build(out: Path | None = None, pyodide_cdn: str | None = None) -> Path:
+    """Build the site into `out` (default dist/); replaced only when every step and check passed."""
+    out = out or common.DIST
+    py = ensure_venv(BUILD_REQUIREMENTS)
+    tarball = fetch_pyodide_tarball()
+    # A private staging folder next to `out`. The final swap is not atomic: don't build the same
+    # `out` from two processes at once (the browser tests build into their own temp folder).
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        staging = work / out.name
+        _build_into(staging, py, tarball, pyodide_cdn)
+        shutil.rmtree(out, ignore_errors=True)
+        try:
+            os.replace(staging, out)
+        except OSError as e:
+            raise BuildError(f"could not put the new site in place at {out} ({e}); "
+                             "was another build writing there?") from e
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    files = json.loads((out / "manifest.json").read_text())["files"]
+    log(f"built {out}/: {len(files) + 1} files, "
+        f"{sum(v['bytes'] for v in files.values()) / 1e6:.1f} MB")
+    return out
+
+
+def _build_into(staging: Path, py: Path, tarball: Path, pyodide_cdn: str | None) -> None:
+    shutil.copytree(WEB, staging, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
+    own_files = [p for p in staging.rglob("*") if p.is_file()]
+
+    pyo = staging / "pyodide"
+    with tempfile.TemporaryDirectory() as tmp:
+        lock = extract_runtime(tarball, Path(tmp))
+        if pyodide_cdn:
+            index_url = pyodide_cdn if pyodide_cdn.endswith("/") else pyodide_cdn + "/"
+        else:
+            index_url = "pyodide/"
+            shutil.copytree(tmp, pyo)
+            fetch_pyodide_wheels(py, lock, pyo)
+    log(f"pyodide {PYODIDE_VERSION}: " + ("served from " + index_url if pyodide_cdn
+                                          else "runtime + " + ", ".join(PYODIDE_PACKAGES)))
+
+    wheel = build_engine_wheel(py, staging / "wheels")
+    log(f"engine wheel: {wheel.name}")
+    run([py, "-m", "tools.snapshot", staging / "snapshot"], cwd=ROOT, quiet=True)
+    log("snapshot/ written (native py_engine answers to the page's start-up requests)")
+
+    files = {}
+    for p in sorted(staging.rglob("*")):
+        if p.is_file():
+            files[p.relative_to(staging).as_posix()] = {"sha256": sha256_file(p),
+                                                        "bytes": p.stat().st_size}
+    lock_pkgs = {p: lock["packages"][p] for p in PYODIDE_PACKAGES}
+    runtime = {name: {"sha256": sha, "bytes": files.get(f"pyodide/{name}", {}).get("bytes")}
+               for name, sha in PYODIDE_RUNTIME.items()}
+    wheel_rel = wheel.relative_to(staging).as_posix()
+    manifest = {
+        "name": "Continuous Batching Explorer",
+        "engine": {"package": "py_engine", "version": wheel.name.split("-")[1], "wheel": wheel_rel,
+                   "sha256": files[wheel_rel]["sha256"], "bytes": files[wheel_rel]["bytes"]},
+        "pyodide": {
+            "version": PYODIDE_VERSION, "python": lock["info"]["python"], "indexURL": index_url,
+            "npm_integrity": PYODIDE_NPM_INTEGRITY, "runtime": runtime,
+            "packages": {p: {"file": v["file_name"], "version": v["version"], "sha256": v["sha256"],
+                             "bytes": files.get(f"pyodide/{v['file_name']}", {}).get("bytes")}
+                         for p, v in lock_pkgs.items()},
+        },
+        "snapshot": "snapshot/index.json",
+        "csp": CSP,
+        "files": files,
+    }
+    (staging / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    check_site(staging, own_files, cdn=bool(pyodide_cdn))
+
+
+# References the browser fetches: module imports, new URL(...), fetch(...), new Worker(...).
+# (Other strings, such as a download's file name, are not references.)
+_JS_REF = re.compile(r"""(?:\bfrom|\bimport\s*\(?|\bnew\s+URL\s*\(|\bfetch\s*\(|\bnew\s+Worker\s*\()"""
+                     r"""\s*["'`]([^"'`$]+)["'`]""")
+_HTML_REF = re.compile(r"""\b(?:src|href)\s*=\s*["']([^"'#?]+)""", re.I)
+_CSS_REF = re.compile(r"""url\(\s*["']?([^"')#?]+)""", re.I)
+_ABS_URL = re.compile(r"""\bhttps?://[A-Za-z0-9.-]+\.[A-Za-z]{2,}[/\w.\-?=&%#:]*""")
+# XML namespace names are identifiers, not fetched resources.
+_NAMESPACE_OK = re.compile(r"^(?:https?:)?//www\.w3\.org/")
+
+
+def check_site(dist: Path, own_files: list[Path], cdn: bool = False) -> None:
+    """Every file the site references exists; no absolute http(s) URL in our html/js/css.
+
+    A reference resolves against the referencing file's folder, the site root, or the Pyodide
+    folder (the worker names runtime files relative to Pyodide's indexURL)."""
+    problems = []
+    external = set(PYODIDE_RUNTIME) if cdn else set()
+    for f in own_files:
+        if f.suffix not in (".html", ".htm", ".css", ".js", ".mjs"):
+            continue
+        text = f.read_text(encoding="utf-8", errors="replace")
+        rel = f.relative_to(dist)
+        if f.suffix in (".html", ".htm"):
+            refs = _HTML_REF.findall(text)
+        elif f.suffix == ".css":
+            refs = _CSS_REF.findall(text)
+        else:
+            # JS comments may mention paths that are not fetched; strip // and /* */ comments first.
+            stripped = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+            stripped = re.sub(r"(?m)(^|[^:\"'`\\])//.*$", r"\1", stripped)
+            refs = _JS_REF.findall(stripped)
+            text = stripped
+        for ref in refs:
+            if re.match(r"^(?:https?:)?//", ref, re.I):
+                if not _NAMESPACE_OK.match(ref):
+                    problems.append(f"{rel}: absolute URL {ref!r} (the site must be self-contained)")
+                continue
+            if re.match(r"^[a-z]+:", ref, re.I):
+                continue  # data:, mailto: ... (the CSP decides)
+            bases = [dist] if ref.startswith("/") else [f.parent, dist, dist / "pyodide"]
+            if ref not in external and not any((b / ref.lstrip("/")).exists() for b in bases):
+                problems.append(f"{rel}: references missing file {ref!r}")
+        for url in _ABS_URL.findall(text):
+            if not _NAMESPACE_OK.match(url) and url not in refs:
+                problems.append(f"{rel}: absolute URL {url!r} (the site must be self-contained)")
+    if not (dist / "index.html").exists():
+        problems.append("index.html is missing (web/index.html)")
+    if problems:
+        raise BuildError("site check failed:\n  " + "\n  ".join(problems))

@@ -1,0 +1,19 @@
+// Prints, as JSON, every engine request the page makes before its engine is live, for each page
+// state given: the page's own request builders (web/engine/requests.js) run here in Node, so the
+// build-time snapshot is computed from the one definition the page uses.
+//
+//   node tools/startup_requests.mjs < {schema, presets, figures, searches}  -> [{key, request}, ...]
+//
+// key is the request's canonical JSON as the page computes it (the snapshot index is keyed by it).
+
+import { startupRequests, canonical } from '../web/engine/requests.js';
+import { pageFields } from '../web/state/schema.js';
+
+let input = '';
+for await (const chunk of process.stdin) input += chunk;
+const { schema, presets, figures, searches } = JSON.parse(input);
+const ctx = {
+  schema, presets, figures, fields: pageFields(schema),
+  optional: schema.schedulers.filter((s) => !s.base).map((s) => s.name),
+};
+process.stdout.write(JSON.stringify(startupRequests(ctx, searches).map((request) => ({ key: canonical(request), request }))));

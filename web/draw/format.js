@@ -1,0 +1,26 @@
+// Number formatting for display (data-value always carries the exact String(n)).
+
+const nf = new Intl.NumberFormat('en-US');
+/** Human formatting for display only; data-value always carries String(n). */
+export function fmt(n, digits = 3) {
+  if (n == null || Number.isNaN(n)) return '–';
+  if (typeof n !== 'number') return String(n);
+  if (Number.isInteger(n)) return nf.format(n);
+  const a = Math.abs(n);
+  if (a >= 1000) return nf.format(Math.round(n));
+  if (a >= 100) return n.toFixed(1);
+  if (a >= 10) return n.toFixed(Math.max(1, digits - 2));
+  if (a >= 1) return n.toFixed(Math.max(2, digits - 1));
+  if (a === 0) return '0';
+  return n.toPrecision(digits);
+}
+
+export function fmtPct(x) { return x == null ? '–' : `${(100 * x).toFixed(x >= 0.995 || x < 0.1 ? 1 : 0)}%`; }
+
+/** Time in the cost unit: ms (or passes under the unit cost model). */
+export function fmtTime(ms, unit = 'ms') {
+  if (ms == null) return '–';
+  if (unit !== 'ms') return `${fmt(ms)} ${unit}`;
+  if (Math.abs(ms) >= 1000) return `${fmt(ms / 1000)} s`;
+  return `${fmt(ms)} ms`;
+}

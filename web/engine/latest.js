@@ -1,0 +1,33 @@
+// "Latest call wins": each start() supersedes the previous one; a superseded task sees
+// token.stale and stops. One helper for every stream of work the page can restart (the main run,
+// the side figures, the KV calculator, playback).
+
+export function latest() {
+  let gen = 0;
+  return {
+    /** Begin a new task; every earlier token becomes stale. */
+    start() {
+      const my = ++gen;
+      return { get stale() { return my !== gen; } };
+    },
+    /** Make every outstanding token stale. */
+    cancel() { gen++; },
+  };
+}
+
+/**
+ * Serialise an async job so one runs at a time; calls that arrive meanwhile collapse into one
+ * more run with the latest inputs (a dragged slider becomes two runs, not twenty).
+ */
+export function coalesce(job, { onBusy = () => {}, onIdle = () => {} } = {}) {
+  let loop = null;
+  let again = false;
+  return function run() {
+    if (loop) { again = true; return loop; }
+    onBusy();
+    loop = (async () => {
+      try { do { again = false; await job(); } while (again); } finally { loop = null; onIdle(); }
+    })();
+    return loop;
+  };
+}

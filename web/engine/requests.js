@@ -1,0 +1,84 @@
+// Every engine request the page makes, built in one place. The page's figures take their requests
+// from pageRequests(); the build answers startupRequests() natively (tools/snapshot.py runs this
+// module in Node), so whatever the page asks before its engine is live is already answered.
+
+import { scenarioFrom } from '../state/schema.js';
+import { parseURL } from '../state/url.js';
+
+/** Deterministic JSON (sorted keys): the key a request is matched by in the build-time snapshot. */
+export function canonical(x) {
+  if (Array.isArray(x)) return `[${x.map(canonical).join(',')}]`;
+  if (x && typeof x === 'object') {
+    return `{${Object.keys(x).sort().map((k) => `${JSON.stringify(k)}:${canonical(x[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(x);
+}
+
+export const SCHEMA = { method: 'schema', params: {} };
+export const PRESETS = { method: 'presets', params: {} };
+export const KV_PRESETS = { method: 'kv', params: { presets: true } };
+
+/** The schedulers on screen: the base pair, then the optional lanes switched on. */
+export function lanesOf(schedulers, view) {
+  return schedulers.filter((s) => s.base || view.lanes.includes(s.name)).map((s) => s.name);
+}
+
+export function compareRequest(scenario, lanes) {
+  return { method: 'compare', params: { scenario, schedulers: lanes } };
+}
+
+/** The schedulers a sweep figure runs: "base" = the compared pair, "last" = the richest lane. */
+export function sweepSchedulers(def, lanes, schedulers) {
+  if (def.schedulers === 'last') return [lanes[lanes.length - 1]];
+  return schedulers.filter((s) => s.base).map((s) => s.name);
+}
+
+/** One request per point (the page sweeps point by point, so a sweep is cancellable). */
+export function sweepRequests(def, scenario, lanes, schedulers) {
+  const scheds = sweepSchedulers(def, lanes, schedulers);
+  const base = def.schedulers === 'base';
+  return def.values.map((x) => {
+    const params = { scenario, param: def.param, values: [x] };
+    if (!base) params.schedulers = scheds;
+    return { x, req: { method: 'sweep', params } };
+  });
+}
+
+export function stallRequest(scenario) { return { method: 'stall', params: { scenario } }; }
+export function kvRequest(params) { return { method: 'kv', params: params || {} }; }
+export const CHECK = { method: 'check', params: {} };
+
+/**
+ * What each figure asks of the engine for a page state {values, view}:
+ * {main, sweeps: {figure: [{x, req}]}, stall, kv: [...]}. An embed asks only for its own figure.
+ */
+export function pageRequests(ctx, state) {
+  const { schema, fields } = ctx;
+  const scenario = scenarioFrom(fields, state.values);
+  const lanes = lanesOf(schema.schedulers, state.view);
+  const only = state.view.embed;
+  const wants = (fig) => !only || only === fig;
+  const out = { main: compareRequest(scenario, lanes), sweeps: {}, stall: null, kv: [] };
+  for (const [name, fig] of Object.entries(schema.figures)) {
+    if (fig.sweep && wants(name)) out.sweeps[name] = sweepRequests(fig.sweep, scenario, lanes, schema.schedulers);
+  }
+  if (wants('cost')) out.stall = stallRequest(scenario);
+  if (wants('kv')) out.kv = [KV_PRESETS, kvRequest(null)];
+  return out;
+}
+
+/** Every request the page makes before its engine is live, for each of these URLs' states. */
+export function startupRequests(ctx, searches) {
+  const seen = new Map();
+  const add = (r) => { if (r) seen.set(canonical(r), r); };
+  add(SCHEMA); add(PRESETS);
+  for (const search of searches) {
+    const state = parseURL(search, ctx);
+    const reqs = pageRequests(ctx, state);
+    add(reqs.main);
+    for (const pts of Object.values(reqs.sweeps)) for (const p of pts) add(p.req);
+    add(reqs.stall);
+    reqs.kv.forEach(add);
+  }
+  return [...seen.values()];
+}

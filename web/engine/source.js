@@ -1,0 +1,91 @@
+// Where answers come from: the build-time snapshot (native answers to every request the page makes
+// before its engine is live: engine/requests.js startupRequests, written by tools/snapshot.py) until
+// the in-page engine is ready, then the engine itself. One call() for both, so the rest of the page
+// never knows the difference.
+//
+// snapshot/index.json maps a request's canonical JSON to the file holding its response; each file
+// is fetched only when asked for, so an embed loads only its own figure's answers.
+
+import { canonical } from './requests.js';
+
+export class Source {
+  constructor({ onPending = () => {}, onMiss = () => {} } = {}) {
+    this.index = new Map();
+    this.files = new Map();    // file -> Promise<response>
+    this.client = null;
+    this.live = false;
+    this.failed = null;
+    this.pending = 0;          // engine calls in flight (the worker answers them in order)
+    this.misses = 0;           // calls made before `ready` that the snapshot could not answer
+    this.onPending = onPending;
+    this.onMiss = onMiss;
+    this.readyPromise = new Promise((res, rej) => { this._ready = res; this._fail = rej; });
+    this.readyPromise.catch(() => {});
+  }
+
+  async loadSnapshot(url = 'snapshot/index.json') {
+    try {
+      const r = await fetch(url);
+      if (!r.ok) return 0;
+      for (const [key, file] of Object.entries(await r.json())) this.index.set(key, new URL(file, new URL(url, location.href)).href);
+    } catch { /* no snapshot: the page waits for the engine */ }
+    return this.index.size;
+  }
+
+  /** Start the Pyodide worker through client.js; onStatus gets its staged progress. */
+  async start(onStatus) {
+    try {
+      const mod = await import('./client.js');
+      this.client = mod.startEngine({ onStatus });
+      await this.client.ready;
+      this.live = true;
+      this._ready();
+    } catch (err) {
+      this.failed = err;
+      this._fail(err);
+      onStatus?.({ stage: 'failed', progress: 0, detail: err?.detail?.message || err?.message || String(err) });
+    }
+  }
+
+  hasSnapshot(method, params) { return this.index.has(canonical({ method, params })); }
+
+  async fromSnapshot(key) {
+    const file = this.index.get(key);
+    if (!this.files.has(file)) {
+      this.files.set(file, fetch(file).then((r) => {
+        if (!r.ok) throw new Error(`${file}: HTTP ${r.status}`);
+        return r.json();
+      }));
+    }
+    return unwrap(await this.files.get(file));
+  }
+
+  /** Resolve with the protocol result, or reject with an Error whose .detail is the protocol error. */
+  async call(method, params) {
+    if (!this.live) {
+      const key = canonical({ method, params });
+      if (this.index.has(key)) {
+        try { return await this.fromSnapshot(key); } catch (e) { if (e.detail) throw e; /* unreadable: ask the engine */ }
+      } else {
+        this.misses++;
+        this.onMiss(this.misses, method);
+      }
+    }
+    this.pending++;
+    this.onPending(this.pending);
+    try {
+      if (!this.live) await this.readyPromise;
+      return await this.client.call(method, params);
+    } finally {
+      this.pending--;
+      this.onPending(this.pending);
+    }
+  }
+}
+
+function unwrap(resp) {
+  if (resp.ok) return resp.result;
+  const e = new Error(resp.error?.message || 'engine error');
+  e.detail = resp.error;
+  throw e;
+}

@@ -1,0 +1,134 @@
+// The scenario fields as the page uses them, all from the engine's schema (py_engine/fields.py):
+// defaults, ranges, labels, hints, URL names, when a field exists or is worth showing. Values are
+// kept flat, keyed by the field's dotted path; nothing here names a field.
+
+/** The fields the page offers as controls, in the engine's order. */
+export function pageFields(schema) {
+  return schema.fields.filter((f) => f.control).map((f) => ({ ...f, group: f.path.split('.')[0] }));
+}
+
+export function byPath(fields) { return Object.fromEntries(fields.map((f) => [f.path, f])); }
+
+function parentOf(path) { const i = path.lastIndexOf('.'); return i < 0 ? '' : path.slice(0, i); }
+
+function holds(conditions, values) {
+  return Object.entries(conditions || {}).every(([path, allowed]) => allowed.includes(values[path]));
+}
+
+/** Is the field part of the scenario for these values (its variant chosen, its object form on)? */
+export function exists(f, values, fields) {
+  if (!holds(f.when, values)) return false;
+  const parent = fields.find((g) => g.path === parentOf(f.path));
+  return !(parent && parent.object_choice) || values[parent.path] === parent.object_choice;
+}
+
+/** Worth a control now: it exists, it matters for these values and one of its schedulers is shown. */
+export function isVisible(f, values, fields, lanes) {
+  if (f.applies_to && !f.applies_to.some((s) => lanes.includes(s))) return false;
+  return exists(f, values, fields) && holds(f.shown_if, values);
+}
+
+export function defaults(fields) {
+  return Object.fromEntries(fields.map((f) => [f.path, f.default]));
+}
+
+function show(text) {
+  const s = String(text);
+  return s.length > 40 ? `${s.slice(0, 37)}...` : s;
+}
+
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+
+/**
+ * Parse user or URL text for one field: {value} or {error}, the error naming the field and its
+ * allowed range in the engine's own words ("server.slots = 0: must be an integer from 1 to 4096").
+ */
+export function parseField(f, text) {
+  const raw = text == null ? '' : String(text).trim();
+  const fail = () => ({ error: `${f.path} = ${show(raw) || '(empty)'}: must be ${f.allowed}` });
+  if (f.type === 'choice' || f.type === 'cost') return (f.choices || []).includes(raw) ? { value: raw } : fail();
+  if (f.type === 'bool') {
+    if (/^(1|true|yes|on)$/i.test(raw)) return { value: true };
+    if (/^(0|false|no|off)$/i.test(raw)) return { value: false };
+    return fail();
+  }
+  if (f.nullable && (raw === '' || /^(null|none|unlimited|∞)$/i.test(raw))) return { value: null };
+  const plain = raw.replace(/_/g, '');
+  if (raw === '' || !NUMBER.test(plain)) return fail();
+  const n = Number(plain);
+  if (!Number.isFinite(n) || (f.type === 'int' && !Number.isInteger(n))) return fail();
+  if ((f.min != null && n < f.min) || (f.max != null && n > f.max)) return fail();
+  if (f.page_max != null && n > f.page_max) {
+    return { error: `${f.path} = ${show(raw)}: must be at most ${f.page_max.toLocaleString('en-US')} in the page (the engine takes up to ${Number(f.max).toLocaleString('en-US')} natively: python -m py_engine)` };
+  }
+  return { value: n };
+}
+
+function setPath(obj, path, v) {
+  const parts = path.split('.');
+  let o = obj;
+  for (const p of parts.slice(0, -1)) o = o[p] ??= {};
+  o[parts[parts.length - 1]] = v;
+}
+
+function getPath(obj, path) {
+  return path.split('.').reduce((o, k) => (o == null || typeof o !== 'object' ? undefined : o[k]), obj);
+}
+
+/** Flat values → the nested scenario the engine takes: only fields that exist and differ from
+ *  their defaults; a cost model in its object form carries all of its fields. */
+export function scenarioFrom(fields, values) {
+  const sc = {};
+  for (const f of fields) {
+    const parent = fields.find((g) => g.path === parentOf(f.path));
+    if (parent && parent.object_choice) continue;                 // written with its parent
+    if (!exists(f, values, fields)) continue;
+    const v = values[f.path];
+    if (f.object_choice && v === f.object_choice) {
+      const obj = {};
+      for (const c of fields) if (parentOf(c.path) === f.path) obj[c.path.slice(f.path.length + 1)] = values[c.path];
+      setPath(sc, f.path, obj);
+    } else if (v !== undefined && v !== f.default) {
+      setPath(sc, f.path, v);
+    }
+  }
+  return sc;
+}
+
+/** Nested scenario (a preset, say) → flat values over the defaults. */
+export function valuesFromScenario(fields, scenario) {
+  const v = defaults(fields);
+  for (const f of fields) {
+    let x = getPath(scenario, f.path);
+    if (x === undefined && f.shorthand) {
+      const whole = getPath(scenario, parentOf(f.path));          // e.g. "arrival": "poisson"
+      if (typeof whole === 'string') x = whole;
+    }
+    if (f.object_choice && x && typeof x === 'object') {
+      v[f.path] = f.object_choice;
+      for (const c of fields) if (parentOf(c.path) === f.path && c.path.slice(f.path.length + 1) in x) v[c.path] = x[c.path.slice(f.path.length + 1)];
+      continue;
+    }
+    if (x !== undefined && (x !== null || f.nullable)) v[f.path] = x;
+  }
+  return v;
+}
+
+export function sameValues(fields, a, b) { return fields.every((f) => a[f.path] === b[f.path]); }
+
+/** Which preset (if any) the values equal exactly. */
+export function matchingPreset(fields, presets, values) {
+  for (const [name, p] of Object.entries(presets || {})) {
+    if (sameValues(fields, values, valuesFromScenario(fields, p.scenario || {}))) return name;
+  }
+  return null;
+}
+
+export function groupTitle(schema, g) { return schema.groups?.[g] || g; }
+
+/** The fields that differ from their defaults, in words ("Slots (max_num_seqs) 16 · Length skew 0.8"). */
+export function describe(fields, values) {
+  const parts = fields.filter((f) => exists(f, values, fields) && values[f.path] !== f.default)
+    .map((f) => `${f.label} ${values[f.path] === null ? 'none' : values[f.path]}`);
+  return parts.length ? parts.join(' · ') : 'the default scenario';
+}

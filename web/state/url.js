@@ -1,0 +1,99 @@
+// The one URL codec: the scenario fields by their URL names (from the engine's schema) and the
+// page's view parameters. Nothing read from the URL is executed or inserted as HTML: values are
+// parsed as numbers or matched against known choices, anything else becomes a message.
+
+import { parseField, defaults, valuesFromScenario, matchingPreset, exists } from './schema.js';
+
+const FLAG_ON = ['1', 'true', 'yes', 'on'];
+const FLAG_OFF = ['0', 'false', 'no', 'off'];
+const THEMES = ['dark', 'light'];
+
+function show(text) {
+  const s = String(text);
+  return s.length > 40 ? `${s.slice(0, 37)}...` : s;
+}
+
+function flag(q, key, errors) {
+  const raw = (q.get(key) ?? '').toLowerCase();
+  if (FLAG_ON.includes(raw)) return true;
+  if (FLAG_OFF.includes(raw) || raw === '') return false;
+  errors[key] = `${key} = ${show(q.get(key))}: must be 1 or 0`;
+  return false;
+}
+
+/**
+ * The view part of a URL: {view: {embed, lecture, theme, pass, preset, lanes}, errors}.
+ * ctx.figures: the figure names an embed may show; ctx.optional: schedulers a reader may add as
+ * lanes (`<name>=1`); ctx.presets (optional): the presets, whose lanes apply unless overridden.
+ */
+export function parseView(search, ctx) {
+  const q = new URLSearchParams(search);
+  const errors = {};
+  const view = { embed: null, lecture: false, theme: null, pass: null, preset: null, lanes: [] };
+  view.lecture = q.has('lecture') && flag(q, 'lecture', errors);
+  const th = q.get('theme');
+  if (th != null) {
+    if (THEMES.includes(th)) view.theme = th;
+    else errors.theme = `theme = ${show(th)}: must be one of ${THEMES.join(', ')}`;
+  }
+  const em = q.get('embed');
+  if (em != null) {
+    if ((ctx.figures || []).includes(em)) view.embed = em;
+    else errors.embed = `embed = ${show(em)}: must be one of ${(ctx.figures || []).join(', ')}`;
+  }
+  const p = q.get('pass');
+  if (p != null) {
+    const n = Number(p);
+    if (/^\d+$/.test(p) && Number.isSafeInteger(n)) view.pass = n;
+    else errors.pass = `pass = ${show(p)}: must be an integer from 0 to the number of passes`;
+  }
+  const preset = q.get('preset');
+  if (preset != null && ctx.presets) {
+    if (Object.prototype.hasOwnProperty.call(ctx.presets, preset)) view.preset = preset;
+    else errors.preset = `preset = ${show(preset)}: must be one of ${Object.keys(ctx.presets).join(', ')}`;
+  }
+  const presetLanes = view.preset ? ctx.presets[view.preset].schedulers || [] : [];
+  for (const s of ctx.optional || []) {
+    if (q.has(s) ? flag(q, s, errors) : presetLanes.includes(s)) view.lanes.push(s);
+  }
+  return { view, errors };
+}
+
+/**
+ * URL → {values, view, errors}. errors: {key: message} for values that could not be used (the
+ * default is used instead, and the page says so beside the control; key = the URL name).
+ */
+export function parseURL(search, ctx) {
+  const { view, errors } = parseView(search, ctx);
+  const q = new URLSearchParams(search);
+  const values = view.preset ? valuesFromScenario(ctx.fields, ctx.presets[view.preset].scenario || {})
+    : defaults(ctx.fields);
+  for (const f of ctx.fields) {
+    if (!q.has(f.url)) continue;
+    const r = parseField(f, q.get(f.url));
+    if ('error' in r) errors[f.url] = `${r.error} (from the link; using ${values[f.path] ?? 'none'})`;
+    else values[f.path] = r.value;
+  }
+  return { values, view, errors };
+}
+
+/** State → query string: the preset's name when the values equal it, else every field that exists
+ *  and differs from its default; then the view. */
+export function toQuery(ctx, values, view) {
+  const q = new URLSearchParams();
+  const preset = matchingPreset(ctx.fields, ctx.presets, values);
+  if (preset && preset !== ctx.defaultPreset) q.set('preset', preset);
+  if (!preset) {
+    for (const f of ctx.fields) {
+      const v = values[f.path];
+      if (exists(f, values, ctx.fields) && v !== f.default) q.set(f.url, v === null ? 'none' : String(v));
+    }
+  }
+  for (const s of view.lanes || []) q.set(s, '1');
+  if (view.lecture) q.set('lecture', '1');
+  if (view.theme) q.set('theme', view.theme);
+  if (view.embed) q.set('embed', view.embed);
+  if (view.pass != null) q.set('pass', String(view.pass));
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}

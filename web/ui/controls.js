@@ -1,0 +1,115 @@
+// Controls for every scenario field, built from the engine's schema, plus a checkbox per optional
+// scheduler lane. Text boxes accept anything; a value that does not parse or is out of range gets
+// a message beside the control naming the field and its allowed range, and the page keeps showing
+// the last good result. Controls are identified by the field's URL name (id="ctl-<url>").
+
+import { parseField, isVisible, groupTitle } from '../state/schema.js';
+import { el } from './dom.js';
+
+const COMMIT_MS = 250;   // typing pauses this long before a value is used (Enter: at once)
+
+function display(v) { return v === null ? '' : String(v); }
+
+export function buildControls(container, laneBox, schema, fields, { onValue, onLane }) {
+  container.replaceChildren();
+  const rows = new Map();          // path -> {f, row, input, slider, err, source}
+  const groups = new Map();
+  for (const f of fields) {
+    if (!groups.has(f.group)) {
+      const fs = el('fieldset', { class: `group-${f.group}` }, el('legend', { text: groupTitle(schema, f.group) }));
+      groups.set(f.group, fs);
+      container.append(fs);
+    }
+    const id = `ctl-${f.url}`;
+    const row = el('div', { class: 'field', 'data-field': f.url });
+    const showUnit = f.unit && !['choice', 'cost', 'bool'].includes(f.type) && !['requests', 'sequences'].includes(f.unit);
+    row.append(el('label', { for: id, title: f.description }, document.createTextNode(f.label),
+      showUnit ? el('span', { class: 'unit', text: ` ${f.unit}` }) : null));
+    let input;
+    if (f.type === 'choice' || f.type === 'cost') {
+      input = el('select', { id, name: f.url, 'aria-describedby': `${id}-err ${id}-hint` });
+      for (const c of f.choices || []) input.append(el('option', { value: c, text: c }));
+    } else {
+      input = el('input', {
+        id, name: f.url, type: 'text', inputmode: f.type === 'float' ? 'decimal' : 'numeric',
+        autocomplete: 'off', spellcheck: 'false', 'aria-describedby': `${id}-err ${id}-hint`,
+        placeholder: f.nullable ? 'unlimited' : null,
+      });
+    }
+    row.append(input);
+    let slider = null;
+    if (f.slider) {
+      const [min, max, step] = f.slider;
+      slider = el('input', { type: 'range', min, max, step, 'aria-label': `${f.label} slider`, tabindex: '-1' });
+      row.append(slider);
+    }
+    row.append(el('p', { class: 'hint', id: `${id}-hint`, text: f.hint || '' }));
+    const err = el('p', { class: 'error', id: `${id}-err`, role: 'alert', 'data-error-for': f.url });
+    row.append(err);
+    groups.get(f.group).append(row);
+    rows.set(f.path, { f, row, input, slider, err });
+
+    let timer = null;
+    const commit = (immediate) => {
+      clearTimeout(timer);
+      const r = parseField(f, input.value);
+      if ('error' in r) { setError(f.url, r.error); return; }
+      setError(f.url, '');
+      if (slider && r.value != null) slider.value = String(r.value);
+      const go = () => onValue(f.path, r.value);
+      if (immediate) go(); else timer = setTimeout(go, COMMIT_MS);
+    };
+    if (input.tagName === 'SELECT') input.addEventListener('change', () => commit(true));
+    else {
+      input.addEventListener('input', () => commit(false));
+      input.addEventListener('change', () => commit(true));
+      input.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); commit(true); } });
+    }
+    slider?.addEventListener('input', () => { input.value = slider.value; commit(true); });
+  }
+
+  // One checkbox per scheduler a reader may add as a lane.
+  laneBox.replaceChildren();
+  const laneInputs = new Map();
+  for (const s of schema.schedulers.filter((x) => !x.base)) {
+    const box = el('input', { type: 'checkbox', id: `ctl-${s.name}`, name: s.name });
+    box.addEventListener('change', () => onLane(s.name, box.checked));
+    laneInputs.set(s.name, box);
+    laneBox.append(el('label', { class: 'check' }, box, document.createTextNode(` add ${s.label} (${s.summary})`)));
+  }
+
+  const byUrl = new Map([...rows.values()].map((r) => [r.f.url, r]));
+  function setError(url, msg, source = 'client') {
+    const r = byUrl.get(url);
+    if (!r) return false;
+    r.source = msg ? source : null;
+    r.err.textContent = msg || '';
+    r.row.classList.toggle('invalid', !!msg);
+    r.input.setAttribute('aria-invalid', msg ? 'true' : 'false');
+    if (msg) r.row.hidden = false;
+    return true;
+  }
+
+  return {
+    setValues(values, lanes) {
+      for (const { f, input, slider, row } of rows.values()) {
+        if (document.activeElement !== input || input.tagName === 'SELECT') input.value = display(values[f.path]);
+        if (slider && values[f.path] != null) slider.value = String(values[f.path]);
+        row.hidden = !isVisible(f, values, fields, lanes) && !row.classList.contains('invalid');
+      }
+      for (const [name, box] of laneInputs) box.checked = lanes.includes(name);
+    },
+    setError,
+    clearErrors() { for (const r of rows.values()) setError(r.f.url, ''); },
+    /** After a successful run, messages the engine gave for an earlier attempt no longer apply. */
+    clearEngineErrors() { for (const r of rows.values()) if (r.source === 'engine') setError(r.f.url, ''); },
+    /** Put an engine ScenarioError beside the control its dotted field path belongs to; a message
+     *  about a whole section ("workload") has no one control (returns false). */
+    showEngineError(detail) {
+      const path = detail?.field || '';
+      const match = fields.filter((f) => path === f.path || path.startsWith(`${f.path}.`))
+        .sort((a, b) => b.path.length - a.path.length)[0];
+      return !!match && setError(match.url, detail.message, 'engine');
+    },
+  };
+}

@@ -1,0 +1,180 @@
+// The timeline lanes: one canvas per scheduler on screen (plus the KV strip under a lane that has a
+// KV budget), their readouts, the hover / keyboard tooltip. Drawing is draw/timeline.js; this module
+// owns the DOM around it and the pointer and keyboard on it.
+
+import { draw, hitTest, segmentAt, indexSegments, GUTTER, AXIS_H } from '../draw/timeline.js';
+import { drawKV } from '../draw/kvstrip.js';
+import { colorFor } from '../draw/canvas-kit.js';
+import { fmt, fmtPct, fmtTime } from '../draw/format.js';
+import { el } from './dom.js';
+
+const getPath = (obj, path) => path.split('.').reduce((o, k) => (o == null ? undefined : o[k]), obj);
+
+/**
+ * ctx: {container, tooltip, figure, schema, state: () => ({cmp, lanes, pass, lecture, compact}),
+ *       onPick(pass)}. Returns {render(), frame(), passMax()}.
+ */
+export function createLanes(ctx) {
+  const meta = Object.fromEntries(ctx.schema.schedulers.map((s) => [s.name, s]));
+  const { rows: rowsPath, kv_budget: budgetPath } = ctx.schema.figures.timeline;
+  // A lane gets the KV strip when the KV budget is one of its scheduler's knobs.
+  const budgetField = ctx.schema.fields.find((f) => f.path === budgetPath);
+  const hasKV = (s) => !!budgetField?.applies_to?.includes(s);
+  const lanes = new Map();
+  let hover = null;                  // {rid}: outlined in every lane, so its fate lines up
+  let focus = null;                  // {s, slot}: keyboard inspection
+
+  const slotsOf = (res) => getPath(res.scenario, rowsPath) ?? 1;
+
+  function passMax() {
+    const { cmp, lanes: names } = ctx.state();
+    let m = 1;
+    for (const s of names) if (cmp?.[s]) m = Math.max(m, cmp[s].metrics.passes);
+    return m;
+  }
+
+  function laneView(s) {
+    const st = ctx.state();
+    const res = st.cmp[s];
+    const pm = passMax();
+    return { slots: slotsOf(res), passMax: pm, playhead: st.pass ?? pm, hoverId: hover?.rid ?? null,
+      focus: focus?.s === s ? focus : null, lecture: st.lecture, compact: st.compact,
+      kvBudget: getPath(res.scenario, budgetPath) ?? null };
+  }
+
+  function ensure() {
+    const want = ctx.state().lanes.join(',');
+    if (ctx.container.dataset.lanes === want) return;
+    ctx.container.dataset.lanes = want;
+    lanes.clear();
+    const nodes = [];
+    for (const s of ctx.state().lanes) {
+      const { label, summary } = meta[s];
+      const stats = el('div', { class: 'lane-stats' });
+      const canvas = el('canvas', { class: 'timeline', tabindex: '0', role: 'img', 'data-lane': s,
+        'aria-label': `${label} timeline: one row per slot, one column per forward pass. Arrow keys up and down inspect a slot at the playhead.` });
+      const lane = { s, title: label, canvas, stats, kv: null };
+      const wrap = el('div', { class: 'lane', 'data-lane': s },
+        el('div', { class: 'lane-head' }, el('div', { class: 'lane-title' }, document.createTextNode(`${label} `), el('small', { text: `— ${summary}` })), stats),
+        canvas);
+      if (hasKV(s)) {
+        lane.kv = el('canvas', { class: 'kvstrip', role: 'img', 'aria-label': 'KV cache in use per pass, with the budget and preemptions' });
+        wrap.append(lane.kv);
+      }
+      wire(lane);
+      lanes.set(s, lane);
+      nodes.push(wrap);
+    }
+    ctx.container.replaceChildren(...nodes);
+  }
+
+  /** Once per result: lane rows, their readouts and accessible descriptions. */
+  function render() {
+    ensure();
+    const { cmp } = ctx.state();
+    for (const lane of lanes.values()) {
+      const res = cmp[lane.s];
+      if (!res) continue;
+      const m = res.metrics;
+      lane.canvas.setAttribute('aria-label', `${lane.title} timeline: ${slotsOf(res)} slots, ${fmt(m.passes)} passes, `
+        + `${fmtPct(m.utilization)} of slot-steps emit a token, ${fmtPct(m.shares.padding)} padding, ${fmtPct(m.shares.idle)} idle. `
+        + 'Up and down arrows inspect a slot at the playhead.');
+      lane.stats.replaceChildren(el('b', { text: fmt(m.passes) }), document.createTextNode(' passes · '),
+        el('b', { text: fmtPct(m.utilization) }), document.createTextNode(' useful · '),
+        document.createTextNode(fmtTime(m.makespan, res.unit)),
+        res.truncated?.segments ? el('span', { class: 'trunc', text: ' · drawing cut at the engine\'s segment cap' }) : '');
+    }
+  }
+
+  /** Every frame (playhead, hover, resize): the canvases only. */
+  function frame() {
+    const { cmp } = ctx.state();
+    if (!cmp) return;
+    for (const lane of lanes.values()) {
+      const res = cmp[lane.s];
+      if (!res) continue;
+      const view = laneView(lane.s);
+      draw(lane.canvas, res, view);
+      if (lane.kv) drawKV(lane.kv, res, view);
+    }
+  }
+
+  function tip(lane, hit, x, y) {
+    const box = ctx.tooltip;
+    if (!hit || (!hit.request && hit.phase !== 'padding')) { box.hidden = true; return; }
+    const res = ctx.state().cmp[lane.s];
+    const t = (v) => fmtTime(v, res.unit);
+    const what = { prefill: 'prefill chunk', useful: 'emits a token', padding: hit.request ? 'padding: finished, slot held until its batch ends' : 'padding: empty row of a short batch', idle: 'idle' }[hit.phase] || hit.phase;
+    const kids = [];
+    if (hit.request) {
+      const r = hit.request;
+      const sw = el('i', { class: 'sw' });
+      sw.style.background = colorFor(r.id);
+      kids.push(el('b', {}, sw, document.createTextNode(`Request #${r.id} · ${lane.title}`)));
+      kids.push(el('div', { text: `slot ${hit.slot + 1}, pass ${fmt(hit.pass)}: ${what}` }));
+      const dl = el('dl');
+      const row = (k, v) => dl.append(el('dt', { text: k }), el('dd', { text: v }));
+      row('prompt / output', `${fmt(r.prompt)} / ${fmt(r.out)} tokens`);
+      row('arrived', t(r.arrive));
+      row('admitted', t(r.admit));
+      row('first token', `${t(r.first_token)} (pass ${fmt(r.first_token_pass)})`);
+      row('completed', `${t(r.done)} (pass ${fmt(r.done_pass)})`);
+      row('TTFT', t(r.ttft));
+      row('end to end', t(r.e2e));
+      row('preemptions', fmt(r.preemptions));
+      kids.push(dl);
+    } else {
+      kids.push(el('b', { text: `slot ${hit.slot + 1}, pass ${fmt(hit.pass)}` }), el('div', { text: what }));
+    }
+    box.replaceChildren(...kids);
+    box.hidden = false;
+    const fig = ctx.figure.getBoundingClientRect();
+    const c = lane.canvas.getBoundingClientRect();
+    let left = c.left - fig.left + x + 14;
+    const top = c.top - fig.top + y + 14;
+    if (left + box.offsetWidth > fig.width - 8) left = c.left - fig.left + x - box.offsetWidth - 14;
+    box.style.left = `${Math.max(4, left)}px`;
+    box.style.top = `${top}px`;
+  }
+
+  function focusTip() {
+    if (!focus) return;
+    const lane = lanes.get(focus.s);
+    const res = ctx.state().cmp?.[focus.s];
+    if (!lane || !res) return;
+    const idx = indexSegments(res, slotsOf(res));
+    const pass = Math.max(1, Math.min(idx.passes, ctx.state().pass ?? idx.passes));
+    const hit = { slot: focus.slot, pass, ...segmentAt(idx, focus.slot, pass) };
+    hover = hit.request ? { rid: hit.request.id } : null;
+    const geo = { plotW: lane.canvas.clientWidth - GUTTER - 4, rowH: (lane.canvas.clientHeight - AXIS_H) / idx.slots };
+    tip(lane, hit, GUTTER + (pass / passMax()) * geo.plotW, (focus.slot + 1) * geo.rowH);
+  }
+
+  function wire(lane) {
+    const at = (e) => { const r = lane.canvas.getBoundingClientRect(); return [e.clientX - r.left, e.clientY - r.top]; };
+    lane.canvas.addEventListener('mousemove', (e) => {
+      const [x, y] = at(e);
+      const hit = hitTest(lane.canvas, ctx.state().cmp[lane.s], laneView(lane.s), x, y);
+      const rid = hit?.request ? hit.request.id : null;
+      if ((hover?.rid ?? null) !== rid) { hover = rid == null ? null : { rid }; ctx.redraw(); }
+      tip(lane, hit, x, y);
+    });
+    lane.canvas.addEventListener('mouseleave', () => { ctx.tooltip.hidden = true; if (hover) { hover = null; ctx.redraw(); } });
+    lane.canvas.addEventListener('click', (e) => {
+      const hit = hitTest(lane.canvas, ctx.state().cmp[lane.s], laneView(lane.s), ...at(e));
+      if (hit) ctx.onPick(hit.pass);
+    });
+    lane.canvas.addEventListener('focus', () => { focus = { s: lane.s, slot: focus?.s === lane.s ? focus.slot : 0 }; focusTip(); ctx.redraw(); });
+    lane.canvas.addEventListener('blur', () => { focus = null; hover = null; ctx.tooltip.hidden = true; ctx.redraw(); });
+    lane.canvas.addEventListener('keydown', (e) => {
+      if (e.key !== 'ArrowUp' && e.key !== 'ArrowDown') return;
+      e.preventDefault();
+      const slots = slotsOf(ctx.state().cmp[lane.s]);
+      focus.slot = Math.max(0, Math.min(slots - 1, focus.slot + (e.key === 'ArrowUp' ? -1 : 1)));
+      focusTip();
+      ctx.redraw();
+    });
+  }
+
+  return { render, frame, passMax, focusTip, canvases: () => [...lanes.values()] };
+}

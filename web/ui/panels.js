@@ -1,0 +1,130 @@
+// The smaller panels: the prefill stall, the KV-cache calculator and the self-check. Every number
+// they show comes from an engine call (methods stall, kv, check); this module builds DOM only.
+
+import { el } from './dom.js';
+import { fmt, fmtTime } from '../draw/format.js';
+
+// ------------------------------------------------------------------ prefill stall
+/** res: the engine's stall answer (py_engine/figures.py: stall). */
+export function renderStall(container, res) {
+  const a = res.unchunked, b = res.chunked;
+  const max = Math.max(a.worst, b.worst, a.decode || 0);
+  const bar = (v, hot) => { const i = el('div', { class: `bar${hot ? ' hot' : ''}` }); i.style.width = `${(100 * v) / max}%`; return i; };
+  const row = (label, v, hot, stat) => [el('span', { class: 'lbl', text: label }), el('div', {}, bar(v, hot)),
+    el('span', { class: 'num', 'data-stat': stat, 'data-value': String(v), text: fmtTime(v) })];
+  const n = res.streams + 1;
+  container.replaceChildren(
+    el('p', { class: 'caption', text: `${n === 16 ? 'Sixteen' : fmt(n)} users share a batch. A plain decode pass costs ${fmtTime(a.decode)}. When one user pastes a ${fmt(res.prompt)}-token document, its prefill lands in a decode pass and every other stream freezes for that pass.` }),
+    el('div', { class: 'stall' },
+      ...row(`decode pass, ${n} rows`, a.decode, false, 'stall.decode'),
+      ...row(`with the ${fmt(res.prompt)}-token prefill`, a.worst, true, 'stall.unchunked'),
+      ...row(`chunked (${fmt(res.chunk)} tokens)`, b.worst, false, 'stall.chunked')),
+    el('p', {}, document.createTextNode(`Worst time between tokens for the other ${res.streams} streams: `),
+      el('b', { text: fmtTime(a.worst) }), document.createTextNode(' unchunked → '), el('b', { text: fmtTime(b.worst) }),
+      document.createTextNode(` with ${fmt(res.chunk)}-token chunks (${fmt(b.chunk_passes)} prefill passes). The price: the long prompt's own first token comes after `),
+      el('b', { text: fmtTime(b.ttft) }), document.createTextNode(` instead of ${fmtTime(a.ttft)}.`)),
+    res.article_cost ? el('p', { class: 'muted', text: 'The unit cost model makes every pass cost 1, so this panel uses the article\'s cost model.' }) : '',
+  );
+}
+
+// ------------------------------------------------------------------ KV calculator
+// The form's own inputs (kv_capacity's parameters, py_engine/kv.py); GB in the form, bytes to the engine.
+const NUMBERS = ['layers', 'kv_heads', 'head_dim', 'gpu_gb', 'gpus', 'gpu_mem_utilization', 'weight_gb', 'context_len'];
+const BYTES = { gpu_gb: 'gpu_bytes', weight_gb: 'weight_bytes' };
+
+/** presets: the engine's kv presets {models, gpus, dtypes, article}; the form starts at the article. */
+export function buildKV(form, presets, onChange) {
+  const { models = {}, gpus = {}, dtypes = { bf16: 2 }, article = {} } = presets || {};
+  // The article's model is named by its shape (Llama-3-8B: 32 layers, 8 KV heads, head dim 128).
+  const shapeOf = Object.keys(models).find((k) => ['layers', 'kv_heads', 'head_dim'].every((d) => models[k][d] === article[d]));
+  const inputs = {};
+  const select = (name, label, options, value) => {
+    const s = el('select', { id: `kv-${name}`, name });
+    for (const [v, t] of options) s.append(el('option', { value: v, text: t }));
+    s.value = value;
+    inputs[name] = s;
+    return el('div', { class: 'field' }, el('label', { for: `kv-${name}`, text: label }), s);
+  };
+  const num = (name, label, unit, value) => {
+    const i = el('input', { id: `kv-${name}`, name, type: 'text', inputmode: 'decimal', autocomplete: 'off' });
+    i.value = String(value ?? '');
+    inputs[name] = i;
+    return el('div', { class: 'field', 'data-field': `kv-${name}` }, el('label', { for: `kv-${name}` }, document.createTextNode(label), unit ? el('span', { class: 'unit', text: ` ${unit}` }) : null), i,
+      el('p', { class: 'error', 'data-error-for': `kv-${name}` }));
+  };
+  form.replaceChildren(
+    el('div', { class: 'presetrow' },
+      select('model', 'Model', [...Object.entries(models).map(([k, m]) => [k, m.label]), ['custom', 'custom shape']], shapeOf || 'custom'),
+      select('gpu', 'GPU', [...Object.entries(gpus).map(([k, g]) => [k, g.label]), ['custom', 'custom']], 'custom'),
+      select('dtype', 'dtype', Object.keys(dtypes).map((k) => [k, k]), article.dtype || 'bf16')),
+    num('layers', 'Layers', null, article.layers), num('kv_heads', 'KV heads', null, article.kv_heads),
+    num('head_dim', 'Head dim', null, article.head_dim),
+    num('gpu_gb', 'GPU memory', 'GB', article.gpu_bytes / 1e9), num('gpus', 'GPUs', null, 1),
+    num('gpu_mem_utilization', 'Memory use', '0–1', article.gpu_mem_utilization),
+    num('weight_gb', 'Weights', 'GB', article.weight_bytes / 1e9), num('context_len', 'Context', 'tokens', article.context_len),
+  );
+  const fire = () => onChange(params());
+  inputs.model.addEventListener('change', () => {
+    const m = models[inputs.model.value];
+    if (m) {
+      inputs.layers.value = m.layers; inputs.kv_heads.value = m.kv_heads; inputs.head_dim.value = m.head_dim;
+      inputs.weight_gb.value = String(+((m.params * (dtypes[inputs.dtype.value] ?? 2)) / 1e9).toFixed(3));
+    }
+    fire();
+  });
+  inputs.gpu.addEventListener('change', () => { const g = gpus[inputs.gpu.value]; if (g) inputs.gpu_gb.value = String(g.gpu_bytes / 1e9); fire(); });
+  inputs.dtype.addEventListener('change', () => inputs.model.dispatchEvent(new Event('change')));
+  for (const k of NUMBERS) {
+    inputs[k].addEventListener('change', () => {
+      if (['layers', 'kv_heads', 'head_dim', 'weight_gb'].includes(k)) inputs.model.value = 'custom';
+      if (k === 'gpu_gb') inputs.gpu.value = 'custom';
+      fire();
+    });
+  }
+  /** The protocol params: explicit numbers (they win over presets in the engine). */
+  function params() {
+    const p = { dtype: inputs.dtype.value };
+    for (const k of NUMBERS) {
+      const t = inputs[k].value.trim();
+      const v = Number(t);
+      const value = t === '' || !Number.isFinite(v) ? t : v;
+      if (BYTES[k]) p[BYTES[k]] = typeof value === 'number' ? Math.round(value * 1e9) : value;
+      else p[k] = value;
+    }
+    return p;
+  }
+  /** Where an engine message about kv_capacity's `field` goes (the form's own input, by name). */
+  function errorBox(field) {
+    const input = Object.entries(BYTES).find(([, bytes]) => bytes === field)?.[0] ?? field;
+    return form.querySelector(`[data-error-for="kv-${input}"]`);
+  }
+  return { params, inputs, errorBox };
+}
+
+export function renderKV(container, res, onUse) {
+  const kib = res.bytes_per_token / 1024;
+  const btn = el('button', { type: 'button', id: 'btn-kv-use', text: `Use ${fmt(res.tokens)} tokens as the vLLM KV budget` });
+  btn.addEventListener('click', () => onUse(res.tokens));
+  btn.disabled = !res.fits || !(res.tokens >= 1);
+  container.replaceChildren(
+    el('p', {}, el('span', { class: 'kv-big', 'data-stat': 'kv.bytes_per_token', 'data-value': String(res.bytes_per_token), text: `${fmt(kib)} KiB` }), document.createTextNode(' of KV cache per token')),
+    res.fits
+      ? el('p', {}, el('span', { class: 'kv-big', 'data-stat': 'kv.tokens', 'data-value': String(res.tokens), text: fmt(res.tokens) }),
+        document.createTextNode(' tokens fit → '),
+        el('span', { class: 'kv-big', 'data-stat': 'kv.sequences', 'data-value': String(res.sequences), text: fmt(res.sequences) }),
+        document.createTextNode(` concurrent ${fmt(res.context_len)}-token sequences. That is your real max batch.`))
+      : el('p', { class: 'error', text: 'The weights alone do not fit in this memory: no room for a KV cache.' }),
+    btn,
+  );
+}
+
+// ------------------------------------------------------------------ self-check
+/** res: the engine's check answer {passed, failed, checks: [{name, ok, detail}]}. */
+export function renderCheck(summary, list, res) {
+  const total = res.passed + res.failed;
+  summary.textContent = `${res.passed} of ${total} passed`;
+  summary.dataset.passed = String(res.passed);
+  summary.dataset.total = String(total);
+  summary.className = `check-summary ${res.failed === 0 && total > 0 ? 'pass' : 'fail'}`;
+  list.replaceChildren(...res.checks.map((c) => el('li', { class: c.ok ? 'pass' : 'fail', text: `${c.ok ? '✓' : '✗'} ${c.name}${c.detail && !c.ok ? ` — ${c.detail}` : ''}` })));
+}

@@ -1,0 +1,157 @@
+// The figures beside the main timelines: the sweeps, the prefill stall, the KV calculator and the
+// self-check. They run after the main view, one engine call at a time; any change restarts them
+// (latest wins), and a sweep can be cancelled between its points.
+
+import { latest } from '../engine/latest.js';
+import { KV_PRESETS, CHECK, kvRequest, pageRequests, sweepSchedulers } from '../engine/requests.js';
+import { speedupPoint, sizingPoint, drawSpeedup, drawSizing } from './sweeps.js';
+import { renderStall, buildKV, renderKV, renderCheck } from './panels.js';
+import { $ } from './dom.js';
+
+const SETTLE_MS = 400;   // live engine: wait for a pause in the changes before sweeping
+
+/**
+ * ctx: {source, schema, fields, root, state: () => ({values, view, lanes, cmp}),
+ *       onUseKV(tokens)}. Returns {start(), cancel(), redraw(), runCheck()}.
+ */
+export function createSideWork(ctx) {
+  const { source, schema, fields, root } = ctx;
+  const work = latest();
+  const kvCalls = latest();
+  const figures = Object.entries(schema.figures).filter(([, f]) => f.sweep);
+  const points = Object.fromEntries(figures.map(([name]) => [name, []]));
+  const field = (path) => fields.find((f) => f.path === path) || schema.fields.find((f) => f.path === path);
+  let timer = null;
+  let stallKey = null;
+  let checking = false;
+  let checkedOnce = false;
+  let kvForm = null;
+
+  function sweepUI(name, state) {
+    const prog = $(`${name}-progress`), status = $(`${name}-status`), cancel = $(`${name}-cancel`);
+    if (!state) { cancel.hidden = true; if (prog.value < 1) status.textContent = 'cancelled'; return; }
+    prog.value = state.done / state.total;
+    status.textContent = state.done < state.total ? `${state.done} of ${state.total} points${source.live ? '' : ' (waiting for the engine)'}` : '';
+    cancel.hidden = state.done >= state.total;
+  }
+
+  function draw(name) {
+    const def = schema.figures[name].sweep;
+    const st = ctx.state();
+    const canvas = $(`chart-${name}`);
+    const pts = points[name];
+    if (!def.limit) { drawSpeedup(canvas, def, field(def.param), pts, st.values[def.param]); return; }
+    const sched = sweepSchedulers(def, st.lanes, schema.schedulers)[0];
+    $(`${name}-sched`).textContent = schema.schedulers.find((s) => s.name === sched)?.label || sched;
+    drawSizing(canvas, def, {
+      field: field(def.param), limitField: field(def.limit), limit: st.values[def.limit],
+      current: st.values[def.param], unit: st.cmp?.[st.lanes[0]]?.unit || 'ms', metricLabel: def.metric_label,
+    }, pts);
+  }
+
+  async function sweep(token, name, reqs) {
+    const def = schema.figures[name].sweep;
+    const sched = sweepSchedulers(def, ctx.state().lanes, schema.schedulers)[0];
+    const got = [];
+    sweepUI(name, { done: 0, total: reqs.length });
+    for (const { x, req } of reqs) {
+      if (token.stale) return;
+      let res = null;
+      try { res = await source.call(req.method, req.params); } catch { /* a failed point stays empty */ }
+      if (token.stale) return;
+      got.push([x, ...(def.limit ? sizingPoint(res, sched, def) : speedupPoint(res))]);
+      points[name] = got.slice();
+      sweepUI(name, { done: got.length, total: reqs.length });
+      draw(name);
+      await new Promise((r) => setTimeout(r, 0));   // yield: the page stays responsive between points
+    }
+  }
+
+  async function stall(token, req) {
+    const key = JSON.stringify(req) + source.live;
+    if (stallKey === key) return;
+    try {
+      const res = await source.call(req.method, req.params);
+      if (token.stale) return;
+      stallKey = key;
+      renderStall($('cost-panel'), res);
+    } catch (err) {
+      $('cost-panel').textContent = err.detail?.message || err.message;
+    }
+  }
+
+  function start() {
+    const token = work.start();
+    clearTimeout(timer);
+    root.dataset.sweeping = '1';
+    timer = setTimeout(async () => {
+      const reqs = pageRequests({ schema, fields }, ctx.state());
+      if (reqs.stall) await stall(token, reqs.stall);
+      for (const [name, pts] of Object.entries(reqs.sweeps)) await sweep(token, name, pts);
+      if (token.stale) return;
+      delete root.dataset.sweeping;
+      // Once the engine is live and idle, verify it once without being asked.
+      if (source.live && !checkedOnce) runCheck();
+    }, source.live ? SETTLE_MS : 0);
+  }
+
+  function cancel() {
+    work.cancel();
+    delete root.dataset.sweeping;
+    for (const [name] of figures) sweepUI(name, null);
+  }
+
+  async function runKV(params) {
+    const token = kvCalls.start();
+    for (const e of $('kv-form').querySelectorAll('.error')) e.textContent = '';
+    try {
+      const req = kvRequest(params);
+      const res = await source.call(req.method, req.params);
+      if (token.stale) return;
+      renderKV($('kv-result'), res, ctx.onUseKV);
+    } catch (err) {
+      if (token.stale) return;
+      const d = err.detail || { message: err.message };
+      const box = kvForm?.errorBox(d.field);
+      if (box) box.textContent = d.message; else $('kv-result').textContent = d.message;
+    }
+  }
+
+  async function initKV() {
+    let presets = null;
+    try { presets = await source.call(KV_PRESETS.method, KV_PRESETS.params); } catch { /* the form still works */ }
+    kvForm = buildKV($('kv-form'), presets, (params) => runKV(params));
+    runKV(null);
+  }
+
+  async function runCheck() {
+    if (checking) return;
+    checking = true;
+    checkedOnce = true;     // asked for (or done): no automatic run on top of it
+    const btn = $('btn-check'), summary = $('check-summary');
+    btn.disabled = true;
+    delete summary.dataset.total;
+    delete summary.dataset.passed;
+    summary.className = 'check-summary';
+    summary.textContent = source.live ? 'running in the page…' : 'waiting for the engine to load…';
+    try {
+      await source.readyPromise;
+      renderCheck(summary, $('check-list'), await source.call(CHECK.method, CHECK.params));
+    } catch (err) {
+      summary.textContent = `could not run: ${err.detail?.message || err.message}`;
+      summary.className = 'check-summary fail';
+    } finally {
+      btn.disabled = false;
+      checking = false;
+    }
+  }
+
+  for (const [name] of figures) $(`${name}-cancel`).addEventListener('click', cancel);
+  $('btn-check').addEventListener('click', runCheck);
+
+  return {
+    start, cancel, runCheck, initKV,
+    /** Redraw what is already computed (theme or size change). */
+    redraw() { for (const [name] of figures) if (points[name].length) draw(name); },
+  };
+}
