@@ -7,13 +7,10 @@
 // key is the request's canonical JSON as the page computes it (the snapshot index is keyed by it).
 
 import { startupRequests, canonical } from '../web/engine/requests.js';
-import { pageFields } from '../web/state/schema.js';
+import { makeContext } from '../web/state/context.js';
 
 let input = '';
 for await (const chunk of process.stdin) input += chunk;
 const { schema, presets, figures, searches } = JSON.parse(input);
-const ctx = {
-  schema, presets, figures, fields: pageFields(schema),
-  optional: schema.schedulers.filter((s) => !s.base).map((s) => s.name),
-};
+const ctx = makeContext(schema, presets, figures);
 process.stdout.write(JSON.stringify(startupRequests(ctx, searches).map((request) => ({ key: canonical(request), request }))));

@@ -4,7 +4,8 @@
 import { Source } from './engine/source.js';
 import { coalesce, latest } from './engine/latest.js';
 import { SCHEMA, PRESETS, lanesOf, pageRequests } from './engine/requests.js';
-import { pageFields, valuesFromScenario, matchingPreset, describe } from './state/schema.js';
+import { valuesFromScenario, matchingPreset, describe } from './state/schema.js';
+import { makeContext } from './state/context.js';
 import { parseView, parseURL, toQuery } from './state/url.js';
 import { createView } from './state/view.js';
 import { setRecords } from './state/records.js';
@@ -12,11 +13,11 @@ import { buildControls } from './ui/controls.js';
 import { createLanes } from './ui/lanes.js';
 import { createPlayer } from './ui/player.js';
 import { renderCards } from './ui/cards.js';
+import { renderHeadline, showNote } from './ui/headline.js';
 import { createSideWork } from './ui/sidework.js';
 import { showStatus, buildPresetButtons, markPreset, wireExports, wireKeys } from './ui/chrome.js';
-import { $, el } from './ui/dom.js';
+import { $ } from './ui/dom.js';
 import { invalidateTheme } from './draw/canvas-kit.js';
-import { fmt } from './draw/format.js';
 
 const root = document.documentElement;
 const FIGURES = [...document.querySelectorAll('[data-figure]')].map((s) => s.dataset.figure);
@@ -39,31 +40,27 @@ async function boot() {
   await snap;
   const [schema, presets] = await Promise.all([source.call(SCHEMA.method, SCHEMA.params), source.call(PRESETS.method, PRESETS.params)]);
   setRecords(schema.records);
-  const fields = pageFields(schema);
-  ctx = { schema, fields, presets, figures: FIGURES, optional: schema.schedulers.filter((s) => !s.base).map((s) => s.name),
-    defaultPreset: Object.keys(presets).find((k) => Object.keys(presets[k].scenario || {}).length === 0) };
+  ctx = makeContext(schema, presets, FIGURES);
   const { values, view: v, errors } = parseURL(location.search, ctx);
   app.values = values;
   view.set({ embed: v.embed, lecture: v.lecture, theme: v.theme, lanes: v.lanes });
 
-  $('sched-list').replaceChildren(...schema.schedulers.filter((s) => s.base).map((s) =>
-    el('span', {}, el('i', { class: `sched-dot sched-${s.name}`, 'aria-hidden': 'true' }), document.createTextNode(s.name))));
-  controls = buildControls($('controls-fields'), $('lane-toggles'), schema, fields, { onValue, onLane });
+  controls = buildControls($('controls-fields'), $('sched-list'), $('lane-toggles'), schema, ctx.fields, { onValue, onLane });
   controls.setValues(app.values, lanesNow());
-  const viewMsgs = [];
-  for (const [key, msg] of Object.entries(errors)) if (!controls.setError(key, msg)) viewMsgs.push(msg);
+  // A bad value in the link goes beside its control; one with no control (theme=…) above the form.
+  const viewMsgs = Object.entries(errors).filter(([key, msg]) => !controls.setError(key, msg)).map(([, msg]) => msg);
   $('form-message').textContent = viewMsgs.join(' · ');
   app.viewErrors = viewMsgs.length > 0;   // link problems stay visible until the user acts
   $('embed-open').href = openHref();
   buildPresetButtons($('preset-buttons'), presets, applyPreset);
-  markPreset($('preset-buttons'), matchingPreset(fields, presets, app.values));
+  markPreset($('preset-buttons'), matchingPreset(ctx.fields, presets, app.values));
 
   lanes = createLanes({ container: $('timelines'), tooltip: $('tooltip'), figure: $('fig-timeline'), schema,
     state: laneState, redraw: redrawSoon, onPick: (p) => player.goto(p) });
   player = createPlayer({ passMax: lanes.passMax, onFrame: redrawSoon, onSettle: writeURL,
     results: () => lanesNow().filter((s) => app.cmp?.[s]).map((s) => [s, app.cmp[s]]) });
   player.reset(v.pass);
-  side = createSideWork({ source, schema, fields, root, state: sideState, onUseKV });
+  side = createSideWork({ source, schema, fields: ctx.fields, root, state: sideState, onUseKV });
   wireUI();
 
   await recompute();
@@ -95,7 +92,6 @@ function onStatus(s) {
   showStatus(s);
   if (s.stage === 'failed') root.dataset.state = 'failed';
 }
-
 // ------------------------------------------------------------------ state changes
 const lanesNow = () => lanesOf(ctx.schema.schedulers, view.get());
 const laneState = () => ({ cmp: app.cmp, lanes: lanesNow(), pass: player?.pass ?? null,
@@ -104,30 +100,29 @@ const sideState = () => ({ values: app.values, view: view.get(), lanes: lanesNow
 
 function onValue(path, value) {
   if (app.values[path] === value) return;     // Enter then change: one value, one run
-  app.tInput = performance.now();
   app.values[path] = value;
-  controls.setValues(app.values, lanesNow());   // a choice can show or hide other fields
   changed();
 }
 
 function onLane(name, on) {
-  app.tInput = performance.now();
   const ls = view.get().lanes.filter((s) => s !== name);
   view.set({ lanes: on ? [...ls, name] : ls });
-  controls.setValues(app.values, lanesNow());
   changed();
 }
 
+/** The KV calculator's "use as budget": set the budget field and show a lane it applies to. */
 function onUseKV(tokens) {
-  app.values[ctx.schema.figures.kv.budget] = tokens;
-  const owner = ctx.fields.find((f) => f.path === ctx.schema.figures.kv.budget);
+  const path = ctx.schema.figures.kv.budget;
+  app.values[path] = tokens;
+  const owner = ctx.fields.find((f) => f.path === path);
   const ls = view.get().lanes;
   view.set({ lanes: [...ls, ...(owner?.applies_to || []).filter((s) => !ls.includes(s) && ctx.optional.includes(s))] });
-  controls.setValues(app.values, lanesNow());
   changed();
 }
 
 function changed() {
+  app.tInput = performance.now();
+  controls.setValues(app.values, lanesNow());   // a choice can show or hide other fields
   player.reset(null);
   writeURL();
   markPreset($('preset-buttons'), matchingPreset(ctx.fields, ctx.presets, app.values));
@@ -150,12 +145,10 @@ function openHref() {
 function applyPreset(name) {
   const p = ctx.presets[name];
   if (!p) return false;
-  app.tInput = performance.now();
   app.values = valuesFromScenario(ctx.fields, p.scenario || {});
   view.set({ lanes: (p.schedulers || []).filter((s) => ctx.optional.includes(s)) });
   controls.clearErrors();
   $('form-message').textContent = '';
-  controls.setValues(app.values, lanesNow());
   changed();
   return true;
 }
@@ -172,14 +165,9 @@ async function compute() {
   const token = mainRun.start();
   const req = pageRequests(ctx, { values: app.values, view: view.get() }).main;
   const fromSnapshot = !app.source.live && app.source.hasSnapshot(req.method, req.params);
-  const wait = $('timeline-wait');
-  if (!app.source.live && !fromSnapshot) {
-    wait.textContent = WAIT_TEXT;
-    wait.classList.remove('bad');
-    wait.hidden = false;
-  }
-  let failNote = null;
+  if (!app.source.live && !fromSnapshot) showNote(WAIT_TEXT);
   app.inflight = (async () => {
+    let note = null;
     try {
       const tCall = performance.now();
       const cmp = await app.source.call(req.method, req.params);
@@ -193,13 +181,9 @@ async function compute() {
       if (token.stale) return;
       const d = err.detail || { message: err.message };
       if (!(d.type === 'ScenarioError' && controls.showEngineError(d))) $('form-message').textContent = d.message;
-      failNote = `Not simulated: ${d.message}${app.cmp ? ' — still showing the last good result.' : ''}`;
+      note = `Not simulated: ${d.message}${app.cmp ? ' — still showing the last good result.' : ''}`;
     } finally {
-      if (!token.stale) {
-        wait.textContent = failNote || '';
-        wait.classList.toggle('bad', !!failNote);
-        wait.hidden = !failNote;
-      }
+      if (!token.stale) showNote(note, true);
     }
   })();
   await app.inflight;
@@ -207,13 +191,7 @@ async function compute() {
 
 function renderMain() {
   const cmp = app.cmp;
-  const [slow, fast] = ctx.schema.schedulers.filter((s) => s.base).map((s) => s.name);
-  const sp = cmp.speedup || {};
-  const setM = (id, v) => { const e = $(id); e.dataset.value = v == null ? '' : String(v); e.textContent = v == null ? '–' : v.toFixed(2); };
-  setM('hl-speedup', sp.time);
-  setM('hl-speedup-passes', sp.passes);
-  $('hl-passes-cont').textContent = fmt(cmp[fast].metrics.passes);
-  $('hl-passes-static').textContent = fmt(cmp[slow].metrics.passes);
+  renderHeadline(cmp, ctx.schema.schedulers.filter((s) => s.base).map((s) => s.name));
   const t0 = performance.now();
   lanes.render();
   lanes.frame();
@@ -248,15 +226,8 @@ function wireUI() {
   $('btn-theme').addEventListener('click', toggleTheme);
   window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', redrawAll);
   $('controls-form').addEventListener('submit', (e) => e.preventDefault());
-  wireExports({
-    result: () => app.cmp, request: () => app.req, lanes: () => lanesNow().filter((s) => app.cmp?.[s]),
-    canvases: () => lanes.canvases(),
-    title: () => {
-      const sp = app.cmp.speedup;
-      return { title: `Continuous batching: ×${sp.time.toFixed(2)} faster (×${sp.passes.toFixed(2)} in passes)`,
-        subtitle: `${fmt(app.cmp[lanesNow()[0]].requests.length)} requests · ${describe(ctx.fields, app.values)}` };
-    },
-  });
+  wireExports({ result: () => app.cmp, request: () => app.req, lanes: () => lanesNow().filter((s) => app.cmp?.[s]),
+    canvases: () => lanes.canvases(), describe: () => describe(ctx.fields, app.values) }, ctx.schema.figures);
   wireKeys({
     play: () => player.play(), step: (d) => player.step(d), home: () => player.home(), end: () => player.end(),
     lecture: toggleLecture, theme: toggleTheme, preset: (i) => applyPreset(Object.keys(ctx.presets)[i]),

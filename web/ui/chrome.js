@@ -37,8 +37,10 @@ export function markPreset(box, name) {
   for (const b of box.children) b.setAttribute('aria-pressed', String(b.dataset.preset === name));
 }
 
-/** Export and share buttons. ctx: {result(), request(), lanes(), canvases(), title()} */
-export function wireExports(ctx) {
+/** Export and share buttons. ctx: {result(), request(), lanes(), canvases(), describe()};
+ *  figures: the schema's figures (the embed selector offers each). */
+export function wireExports(ctx, figures) {
+  $('embed-figure').replaceChildren(...Object.entries(figures).map(([name, f]) => el('option', { value: name, text: f.title })));
   $('btn-copy-link').addEventListener('click', async () => {
     const ok = await X.copyText(location.href, $('share-text'));
     $('export-status').textContent = ok ? 'Link copied.' : 'Link selected below: copy it with Ctrl+C.';
@@ -49,7 +51,9 @@ export function wireExports(ctx) {
   });
   $('btn-png').addEventListener('click', async () => {
     const lanes = ctx.canvases().map((l) => ({ canvas: l.canvas, title: l.title, stats: l.stats.textContent }));
-    const { title, subtitle } = ctx.title();
+    const res = ctx.result(), sp = res.speedup;
+    const title = `Continuous batching: ×${sp.time.toFixed(2)} faster (×${sp.passes.toFixed(2)} in passes)`;
+    const subtitle = `${res[ctx.lanes()[0]].requests.length.toLocaleString('en-US')} requests · ${ctx.describe()}`;
     X.download(X.fileName('timeline', 'png'), await X.timelinePNG({ title, subtitle, lanes }), 'image/png');
   });
   $('btn-csv').addEventListener('click', () => X.download(X.fileName('requests', 'csv'), X.toCSV(ctx.result(), ctx.lanes()), 'text/csv'));

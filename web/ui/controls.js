@@ -10,7 +10,7 @@ const COMMIT_MS = 250;   // typing pauses this long before a value is used (Ente
 
 function display(v) { return v === null ? '' : String(v); }
 
-export function buildControls(container, laneBox, schema, fields, { onValue, onLane }) {
+export function buildControls(container, schedList, laneBox, schema, fields, { onValue, onLane }) {
   container.replaceChildren();
   const rows = new Map();          // path -> {f, row, input, slider, err, source}
   const groups = new Map();
@@ -68,7 +68,9 @@ export function buildControls(container, laneBox, schema, fields, { onValue, onL
     slider?.addEventListener('input', () => { input.value = slider.value; commit(true); });
   }
 
-  // One checkbox per scheduler a reader may add as a lane.
+  // The compared schedulers, then one checkbox per scheduler a reader may add as a lane.
+  schedList.replaceChildren(...schema.schedulers.filter((s) => s.base).map((s) =>
+    el('span', {}, el('i', { class: `sched-dot sched-${s.name}`, 'aria-hidden': 'true' }), document.createTextNode(s.name))));
   laneBox.replaceChildren();
   const laneInputs = new Map();
   for (const s of schema.schedulers.filter((x) => !x.base)) {
