@@ -16,6 +16,7 @@ the venv (the engine's numpy, Playwright) run there as `python -m tools.<module>
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 
@@ -34,7 +35,8 @@ def test(pytest_args: list[str]) -> int:
     build()
     if not pytest_args:   # the whole suite: the page's pure JS modules under Node first
         log("running node --test tests/js/")
-        if subprocess.call(["node", "--test", "tests/js/"], cwd=ROOT) != 0:
+        env = {**os.environ, "PYTHON": str(py)}   # the JS tests read the schema from the engine
+        if subprocess.call(["node", "--test", "tests/js/"], cwd=ROOT, env=env) != 0:
             log("JS unit tests FAILED")
             return 1
     cmd = [str(py), "-m", "pytest", *(pytest_args or [])]

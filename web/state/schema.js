@@ -53,9 +53,9 @@ export function parseField(f, text) {
     return fail();
   }
   if (f.nullable && (raw === '' || /^(null|none|unlimited|∞)$/i.test(raw))) return { value: null };
-  const plain = raw.replace(/_/g, '');
-  if (raw === '' || !NUMBER.test(plain)) return fail();
-  const n = Number(plain);
+  // Digits only: "1,5" or "2_000" is refused rather than guessed (a decimal comma? a separator?).
+  if (raw === '' || !NUMBER.test(raw)) return fail();
+  const n = Number(raw);
   if (!Number.isFinite(n) || (f.type === 'int' && !Number.isInteger(n))) return fail();
   if ((f.min != null && n < f.min) || (f.max != null && n > f.max)) return fail();
   if (f.page_max != null && n > f.page_max) {

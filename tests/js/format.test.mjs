@@ -1,0 +1,24 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { fmt, fmtPct, fmtTime } from '../../web/draw/format.js';
+
+test('numbers for people', () => {
+  assert.equal(fmt(3597), '3,597');
+  assert.equal(fmt(22.35), '22.4');
+  assert.equal(fmt(3.40302), '3.40');
+  assert.equal(fmt(0.0107), '0.0107');
+  assert.equal(fmt(0), '0');
+  assert.equal(fmt(null), '–');
+  assert.equal(fmt(NaN), '–');
+  assert.equal(fmt(123456.7), '123,457');
+});
+
+test('percentages and times', () => {
+  assert.equal(fmtPct(0.7189), '72%');
+  assert.equal(fmtPct(0.004), '0.4%');
+  assert.equal(fmtPct(1), '100.0%');
+  assert.equal(fmtTime(93713.28), '93.7 s');
+  assert.equal(fmtTime(27.6), '27.6 ms');
+  assert.equal(fmtTime(12, 'pass'), '12 pass');
+  assert.equal(fmtTime(null), '–');
+});

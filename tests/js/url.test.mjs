@@ -1,0 +1,73 @@
+// The page's URL codec against the engine's field table: every field round-trips, bad text gets
+// the engine's own message, view parameters are parsed once.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { engine } from './engine.mjs';
+import { makeContext } from '../../web/state/context.js';
+import { parseURL, toQuery, parseView } from '../../web/state/url.js';
+import { defaults, exists, scenarioFrom, valuesFromScenario, parseField } from '../../web/state/schema.js';
+
+const { schema, presets } = engine();
+const ctx = makeContext(schema, presets);
+
+/** A valid value that is not the default (like tests/engine/test_schema.py sample()). */
+function sample(f) {
+  if (f.type === 'choice') return f.choices.find((c) => c !== f.default);
+  if (f.type === 'cost') return f.choices.find((c) => c !== f.default && c !== f.object_choice);
+  if (f.type === 'bool') return !f.default;
+  if (f.type === 'int') { const v = f.default == null ? 1000 : f.default + 1; return v <= f.max ? v : f.default - 1; }
+  const v = Math.round(((f.default || 0) * 0.5 + (f.max - f.min) * 1e-4 + f.min) * 1e6) / 1e6;
+  return v !== f.default ? v : v * 0.5;
+}
+
+test('every field round-trips through the URL', () => {
+  for (const f of ctx.fields) {
+    const values = defaults(ctx.fields);
+    for (const [p, allowed] of Object.entries(f.when || {})) values[p] = allowed[0];
+    const parent = ctx.fields.find((g) => g.object_choice && f.path.startsWith(`${g.path}.`));
+    if (parent) values[parent.path] = parent.object_choice;
+    values[f.path] = sample(f);
+    assert.ok(exists(f, values, ctx.fields), f.path);
+    const view = { lanes: [], lecture: false, theme: null, embed: null, pass: null };
+    const q = toQuery(ctx, values, view);
+    const back = parseURL(q, ctx);
+    assert.deepEqual(back.errors, {}, `${f.path}: ${q}`);
+    assert.equal(back.values[f.path], values[f.path], `${f.path}: ${q}`);
+    // and through the nested scenario the engine takes
+    assert.equal(valuesFromScenario(ctx.fields, scenarioFrom(ctx.fields, values))[f.path], values[f.path], f.path);
+  }
+});
+
+test('URL names are unique and none is a view parameter', () => {
+  const urls = ctx.fields.map((f) => f.url);
+  assert.equal(new Set(urls).size, urls.length);
+  for (const v of ['embed', 'lecture', 'theme', 'pass', 'preset', ...ctx.optional]) assert.ok(!urls.includes(v), v);
+});
+
+test('bad text gets the field, the value and the allowed range', () => {
+  const slots = ctx.fields.find((f) => f.path === 'server.slots');
+  for (const text of ['0', 'abc', '2.5', '', '1e9', '1,5', '2_000', '2,0000']) {
+    const r = parseField(slots, text);
+    assert.ok('error' in r, text);
+    assert.match(r.error, /^server\.slots = .*: must be an integer from 1 to 4096$/);
+  }
+  assert.deepEqual(parseField(slots, ' 16 '), { value: 16 });
+  const { errors, values } = parseURL('?slots=0&theme=%3Cscript%3E&seed=5', ctx);
+  assert.match(errors.slots, /server\.slots = 0/);
+  assert.match(errors.theme, /theme = <script>: must be one of dark, light/);
+  assert.equal(values['workload.seed'], 5);
+});
+
+test('view parameters: one parser, the same answer early and late', () => {
+  const early = parseView('?lecture=yes&embed=timeline&theme=dark', { figures: ctx.figures });
+  const late = parseURL('?lecture=yes&embed=timeline&theme=dark', ctx);
+  for (const k of ['lecture', 'embed', 'theme']) assert.equal(early.view[k], late.view[k], k);
+  assert.equal(late.view.lecture, true);
+});
+
+test('a preset in the link sets its values and lanes; the URL names it back', () => {
+  const name = Object.keys(presets).find((k) => presets[k].schedulers.some((s) => ctx.optional.includes(s)));
+  const state = parseURL(`?preset=${name}`, ctx);
+  assert.deepEqual(state.view.lanes, presets[name].schedulers.filter((s) => ctx.optional.includes(s)));
+  assert.match(toQuery(ctx, state.values, state.view), new RegExp(`preset=${name}`));
+});
