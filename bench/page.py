@@ -1,8 +1,8 @@
 """Page benchmark in headless Chromium: load milestones and control-change → redrawn-timeline latency.
 
-    python3 bench/page.py                 # builds dist/ (build.py), serves it, measures
-    python3 bench/page.py --url URL       # measure an already served site
-    python3 bench/page.py --changes 30    # more samples per scenario
+    .venv/bin/python bench/page.py        # builds dist/, serves it, measures (needs the venv)
+    .venv/bin/python bench/page.py --url URL       # measure an already served site
+    .venv/bin/python bench/page.py --changes 30    # more samples per scenario
 
 Prints, from one run:
   navigation → first timeline drawn (the build-time snapshot), → engine ready (Pyodide + py_engine),
@@ -13,25 +13,15 @@ Prints, from one run:
 """
 
 import argparse
-import statistics
 import sys
-import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-def serve_dist():
-    import build  # the project's build.py
-    dist = build.build()
-    server = build.make_server(dist, 0, quiet=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return f"http://127.0.0.1:{server.server_address[1]}/", server
+from tools.browser import launch  # noqa: E402
+from tools.measure import load, serve_dist  # noqa: E402  (the one load-time measurer)
+from tools.site import build  # noqa: E402
 
 
 def pct(values, q):
@@ -72,15 +62,14 @@ def main(argv=None):
     a = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
+    if not a.url:
+        build()
     url, server = (a.url, None) if a.url else serve_dist()
     rows = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = launch(p)
         page = browser.new_page(viewport={"width": 1400, "height": 900})
-        page.goto(url)
-        page.wait_for_selector("html[data-state=ready]", state="attached", timeout=180000)
-        marks = page.evaluate("""() => Object.fromEntries(['cbx:first-timeline', 'cbx:engine-ready']
-            .map(n => [n, (performance.getEntriesByName(n)[0] || {}).startTime]))""")
+        first = load(page, url)
         settle(page)
         rows.append(("default (64 requests)", *measure_changes(page, a.changes, [9, 8])))
 
@@ -94,8 +83,8 @@ def main(argv=None):
         server.shutdown()
 
     print(f"site: {url}")
-    print(f"navigation -> first timeline drawn : {marks['cbx:first-timeline']:8.0f} ms")
-    print(f"navigation -> engine ready         : {marks['cbx:engine-ready']:8.0f} ms")
+    print(f"navigation -> first timeline drawn : {first['snapshot_ms']:8.0f} ms")
+    print(f"navigation -> engine ready         : {first['ready_ms']:8.0f} ms")
     print("control change -> redrawn timeline (ms; target for the default: well under 100)")
     print("  (engine = the worker round trip inside it; draw = drawing the timelines alone)")
     print(f"  {'scenario':24s} {'n':>3s} {'p50':>8s} {'p95':>8s} {'engine p50':>11s} {'draw p50':>9s} {'draw p95':>9s}")

@@ -68,7 +68,8 @@ def _requests(sim, n):
 
 
 def result(run):
-    """A finished Run -> the result document (SPEC section 4)."""
+    """A finished Run -> the result document: scheduler, scenario, requests, metrics, segments,
+    passes_log, truncated, unit (layouts: records.py; metrics: metrics.py)."""
     sim, scenario, rec = run.sim, run.scenario, run.sim.rec
     m = _metrics.compute(sim, scenario)
     m.update(run.policy.extra_metrics())
@@ -97,7 +98,7 @@ def _norm(scenario):
 
 
 def simulate(scenario=None):
-    """Scenario dict (untrusted) -> result dict (SPEC section 4)."""
+    """Scenario dict (untrusted) -> result dict (see result())."""
     s = _norm(scenario)
     return result(run_sim(s))
 

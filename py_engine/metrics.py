@@ -1,4 +1,4 @@
-"""Metrics of a finished simulation (SPEC section 4), exact in integer ticks until the last step.
+"""Metrics of a finished simulation, exact in integer ticks until the last step.
 
 Definitions:
 - utilization = useful / (slots * passes); shares useful / prefill / padding / idle of all

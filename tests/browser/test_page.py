@@ -16,8 +16,8 @@ from support.page import flat_metrics, metrics_match, read_metrics, scenario_fro
 
 def redrawn(page, before):
     """Wait until the page has drawn a new result (data-drawn bumped) and nothing is computing."""
-    poll(page, f"() => Number(document.documentElement.dataset.drawn) > {before}"
-               " && !('busy' in document.documentElement.dataset)", timeout=90)
+    page.wait_for_function("n => Number(document.documentElement.dataset.drawn) > n"
+                           " && !('busy' in document.documentElement.dataset)", arg=before)
 
 
 def drawn(page):
@@ -27,15 +27,6 @@ def drawn(page):
 def type_into(page, selector, text):
     page.fill(selector, text)
     page.press(selector, "Enter")
-
-
-def poll(page, js, timeout=30.0):
-    """Wait until the JS function source `js` returns truthy (wait_for_function would eval under CSP)."""
-    import time
-    end = time.monotonic() + timeout
-    while not page.evaluate(js):
-        assert time.monotonic() < end, f"timed out waiting for {js}"
-        page.wait_for_timeout(50)
 
 
 def query(page):
@@ -93,11 +84,11 @@ def test_controls_presets_and_keyboard_show_native_numbers(strict_page, site_url
     for key in ["ArrowRight", "ArrowRight", "ArrowRight", "ArrowLeft"]:
         page.locator("body").press(key)
     assert page.input_value("#scrub") == "2"
-    poll(page, "() => location.search.includes('pass=2')")
+    page.wait_for_function("() => location.search.includes('pass=2')")
     assert re.match(r"pass 2 of [\d,]+", page.text_content("#playhead-readout"))
     # Space plays: the playhead moves on its own; space again pauses.
     page.locator("body").press(" ")
-    poll(page, "() => Number(document.getElementById('scrub').value) > 2")
+    page.wait_for_function("() => Number(document.getElementById('scrub').value) > 2")
     page.locator("body").press(" ")
     assert page.get_attribute("#btn-play", "aria-label") == "Play (space)"
 

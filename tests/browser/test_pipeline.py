@@ -17,7 +17,7 @@ from tools import pins, pyodide, site
 from tools import common as build_common
 from tools.pins import CSP
 
-# Scenarios set through the URL (the brief's flat parameter names), each far from the default.
+# Scenarios set through the URL (the fields' URL names, py_engine/fields.py), each far from the default.
 URL_SCENARIOS = [
     "requests=48&slots=16&chunk=256&arrival=poisson&rate=40&seed=3",
     "requests=24&output_mean=40&prompt_mean=600&cost=unit&seed=11",
@@ -164,28 +164,24 @@ def test_repeat_visit_uses_the_verified_cache(strict_page, harness_url, site_dis
     boot = """async () => { const { startEngine } = await import('./engine/client.js');
                 const c = startEngine({}); await c.ready;
                 const r = await c.call('simulate', { scenario: { workload: { requests: 3 } } });
-                c.terminate(); return r.metrics.passes; }"""
+                const stored = await c.cached;   // the background cache fill has finished
+                c.terminate(); return [r.metrics.passes, stored]; }"""
     fetched = []
     strict_page.on("request", lambda r: fetched.append(r.url.rsplit("/", 1)[-1]))
     strict_page.goto(harness_url)
-    assert strict_page.evaluate(boot) > 0
+    passes, stored = strict_page.evaluate(boot)
+    assert passes > 0 and stored == len(manifest["pyodide"]["runtime"]) + 2   # runtime, numpy, engine
     assert "pyodide.asm.wasm" in fetched and numpy_file in fetched
 
-    # The worker fills the cache in the background: wait for all of it (runtime, numpy, engine).
-    # Then spoil the cached numpy: the next visit must notice and download it again.
-    stored = strict_page.evaluate(
-        """async ([name, want]) => { const cache = await caches.open('cbx-runtime-v1');
-             for (let i = 0; i < 200 && (await cache.keys()).length < want; i++)
-               await new Promise((r) => setTimeout(r, 50));
-             const keys = await cache.keys();
-             for (const req of keys)
-               if (req.url.includes(name)) await cache.put(req, new Response('spoiled'));
-             return keys.length; }""",
-        [numpy_file, len(manifest["pyodide"]["runtime"]) + 2])
-    assert stored == len(manifest["pyodide"]["runtime"]) + 2
+    # Spoil the cached numpy: the next visit must notice and download it again.
+    strict_page.evaluate(
+        """async (name) => { const cache = await caches.open('cbx-runtime-v1');
+             for (const req of await cache.keys())
+               if (req.url.includes(name)) await cache.put(req, new Response('spoiled')); }""",
+        numpy_file)
     fetched.clear()
     strict_page.goto(harness_url)
-    assert strict_page.evaluate(boot) > 0
+    assert strict_page.evaluate(boot)[0] > 0
     assert "pyodide.asm.wasm" not in fetched and "python_stdlib.zip" not in fetched
     assert numpy_file in fetched
 

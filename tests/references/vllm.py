@@ -1,4 +1,4 @@
-"""Brute-force reference of the `vllm` scheduler, written from SPEC §3 and the policy docstring,
+"""Brute-force reference of the `vllm` scheduler, written from its documented semantics (below),
 independently of py_engine: one plain loop iteration per forward pass, no jumps, no shared code.
 
 Semantics (the same documented contract the engine implements):

@@ -5,6 +5,8 @@
 //   client.ready    -> Promise, resolves when the engine answers, rejects (Error with .detail) on failure
 //   client.call(method, params) -> Promise<result>; rejects with an Error whose .detail is the
 //                      protocol error {type, field, value, allowed, message}
+//   client.cached  -> Promise<number>: resolves when the verified runtime files are in Cache Storage
+//                      (the number of entries; 0 without Cache Storage)
 //   client.terminate() -> stops the worker; pending and later calls reject
 //
 // Every promise settles: worker errors, load failures and stalls all end in stage "failed".
@@ -30,6 +32,8 @@ export function startEngine({ onStatus = () => {}, workerURL } = {}) {
   let resolveReady, rejectReady;
   const ready = new Promise((res, rej) => { resolveReady = res; rejectReady = rej; });
   ready.catch(() => {}); // the failure is reported through status; no unhandled-rejection noise
+  let resolveCached;
+  const cached = new Promise((res) => { resolveCached = res; });
 
   const setStatus = (s) => {
     status = Object.freeze({ stage: s.stage, progress: s.progress, detail: s.detail || "" });
@@ -56,6 +60,8 @@ export function startEngine({ onStatus = () => {}, workerURL } = {}) {
       if (msg.stage === "failed") return fail(msg.detail);
       setStatus(msg);
       if (msg.stage === "ready") { clearInterval(watchdog); resolveReady(); }
+    } else if (msg.kind === "cached") {
+      resolveCached(msg.stored);
     } else if (msg.kind === "reply") {
       const p = pending.get(msg.id);
       if (!p) return;
@@ -88,6 +94,7 @@ export function startEngine({ onStatus = () => {}, workerURL } = {}) {
   return {
     get status() { return status; },
     ready,
+    cached,
     call(method, params = {}) {
       if (failure) return Promise.reject(toError(failure));
       const id = nextId++;

@@ -5,6 +5,7 @@
 // In:  {id, method, params}                       one protocol call
 // Out: {kind: "status", stage, progress, detail}  stage: download | start | engine | ready | failed
 //      {kind: "reply", id, json}                  json: the protocol response, a JSON string
+//      {kind: "cached", stored}                   the runtime files are in Cache Storage (entries)
 
 // A CSP violation inside a worker reaches no page listener: report it loudly from here.
 self.addEventListener("securitypolicyviolation", (e) =>
@@ -86,16 +87,18 @@ async function fromCache(cache, url, sha256) {
   return null;
 }
 
-// Keep exactly the current files: entries of older builds are dropped.
+// Keep exactly the current files: entries of older builds are dropped. Returns how many entries
+// the cache holds for this build (0 without Cache Storage).
 async function storeInCache(cache, entries) {
-  if (!cache) return;
+  if (!cache) return 0;
   try {
     const keep = new Set(entries.map(([url, sha256]) => cacheKey(url, sha256)));
     for (const req of await cache.keys()) if (!keep.has(req.url)) await cache.delete(req);
     for (const [url, sha256, bytes] of entries) {
       if (!(await cache.match(cacheKey(url, sha256)))) await cache.put(cacheKey(url, sha256), new Response(bytes));
     }
-  } catch { /* quota or private mode: next visit downloads again */ }
+    return (await cache.keys()).length;
+  } catch { return 0; /* quota or private mode: next visit downloads again */ }
 }
 
 // Files downloaded and verified in the download stage, by absolute URL. Pyodide's own fetch()es of
@@ -163,7 +166,9 @@ async function boot() {
     if (cached) { progress(cached.length); return cached; }
     return fetchVerified(it.url, it.name, it.sha256, progress);
   }));
-  storeInCache(cache, items.map((it, i) => [it.url, it.sha256, blobs[i]])); // in the background
+  // In the background; the page hears when it is done (a test waits for that, not for a time).
+  storeInCache(cache, items.map((it, i) => [it.url, it.sha256, blobs[i]]))
+    .then((stored) => postMessage({ kind: "cached", stored }));
   items.forEach((it, i) => verified.set(new URL(it.url).href, { bytes: blobs[i], sha256: it.sha256 }));
   const engineWheel = blobs[blobs.length - 1];
 
