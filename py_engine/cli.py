@@ -110,8 +110,12 @@ def _parser():
     scenario_cmd("run", "simulate one scheduler")
     scenario_cmd("compare", "static vs continuous on the same trace")
     sw = scenario_cmd("sweep", "speedup across values of one parameter")
-    sw.add_argument("--param", default="skew", help="one of " + ", ".join(fields.SWEEPS))
-    sw.add_argument("--values", default="0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9")
+    # default: the page's speedup sweep (the article's skew figure)
+    from .figures import FIGURES
+    default = FIGURES["skew"]["sweep"]
+    sw.add_argument("--param", default=fields.BY_PATH[default["param"]].url,
+                    help="one of " + ", ".join(fields.SWEEPS))
+    sw.add_argument("--values", default=",".join(map(str, default["values"])))
     ck = sub.add_parser("check", help="self-verification: engine vs the article's references")
     ck.add_argument("--full", action="store_true", help="many more random traces")
     ck.add_argument("--json", action="store_true")

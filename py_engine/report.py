@@ -107,7 +107,7 @@ def slo_table(r, name):
     if low is not None and low != best:
         lines.append("%s: smallest %s meeting the SLO: %s" % (name, r["param"], low))
     limits = " and ".join("p95 %s <= %g" % (f.label.replace(" SLO", ""), r["slo"][f.leaf])
-                          for f in fields.children("slo") if f.leaf in r["slo"])
+                          for f in fields.children("slo") if r["slo"].get(f.leaf) is not None)
     lines.append("%s: largest %s meeting %s: %s" % (
         name, r["param"], limits, "none" if best is None else best))
     return "\n".join(lines)

@@ -116,12 +116,14 @@ def _value(field, value):
         if value is None and (field.nullable or field.type == "items"):
             return None
     t = field.type
-    if t == "int":
-        if field.nullable:
-            return _nullable_int(field, value)
-        return check_int(field.path, value, field.min, field.max)
-    if t == "float":
-        return check_float(field.path, value, field.min, field.max)
+    if t in ("int", "float"):
+        check = check_int if t == "int" else check_float
+        if not field.nullable:
+            return check(field.path, value, field.min, field.max)
+        try:
+            return check(field.path, value, field.min, field.max)
+        except ScenarioError:   # the same check, with a message that also offers null
+            raise ScenarioError(field.path, value, allowed_text(field)) from None
     if t == "choice":
         if not isinstance(value, str) or value not in choices(field):
             raise ScenarioError(field.path, value, allowed_text(field))
@@ -139,14 +141,6 @@ def _value(field, value):
             return value
         return _object(field.path, value, None)   # the object form: its own fields
     raise AssertionError(t)
-
-
-def _nullable_int(field, value):
-    """check_int, with a message that also offers null."""
-    try:
-        return check_int(field.path, value, field.min, field.max)
-    except ScenarioError:
-        raise ScenarioError(field.path, value, allowed_text(field)) from None
 
 
 def _holds(conditions, root):

@@ -2,7 +2,7 @@
 // from CSS variables (every colour a canvas uses comes from here), nice ticks and fonts.
 
 // Okabe–Ito (colour-blind safe), black swapped for a mid blue-grey so it reads in dark mode too.
-export const PALETTE = ['#E69F00', '#56B4E9', '#009E73', '#F0E442', '#0072B2', '#D55E00', '#CC79A7', '#7F8FA6'];
+const PALETTE = ['#E69F00', '#56B4E9', '#009E73', '#F0E442', '#0072B2', '#D55E00', '#CC79A7', '#7F8FA6'];
 
 export function colorFor(id) {
   // Consecutive requests get different colours; the stride keeps neighbours apart when the palette wraps.

@@ -11,7 +11,7 @@ const preCache = new WeakMap();
  * Passes at which a request was preempted, read from the segments: a preempted request's
  * residence breaks off and later restarts, so every gap between two of its segments ends a stay.
  */
-export function preemptionPasses(result) {
+function preemptionPasses(result) {
   let out = preCache.get(result);
   if (out) return out;
   const victims = new Set((result.requests || []).filter((r) => r.preemptions > 0).map((r) => r.id));

@@ -32,7 +32,7 @@ export function indexSegments(result, slots) {
 }
 
 /** Row height that keeps a lane readable for 1 slot and bounded for 4,096. */
-export function laneHeight(slots, lecture = false, compact = false) {
+function laneHeight(slots, lecture = false, compact = false) {
   const rowH = rowHeight(slots, lecture, compact);
   return Math.ceil(rowH * slots) + AXIS_H;
 }

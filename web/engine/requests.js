@@ -23,7 +23,7 @@ export function lanesOf(schedulers, view) {
   return schedulers.filter((s) => s.base || view.lanes.includes(s.name)).map((s) => s.name);
 }
 
-export function compareRequest(scenario, lanes) {
+function compareRequest(scenario, lanes) {
   return { method: 'compare', params: { scenario, schedulers: lanes } };
 }
 
@@ -34,7 +34,7 @@ export function sweepSchedulers(def, lanes, schedulers) {
 }
 
 /** One request per point (the page sweeps point by point, so a sweep is cancellable). */
-export function sweepRequests(def, scenario, lanes, schedulers) {
+function sweepRequests(def, scenario, lanes, schedulers) {
   const scheds = sweepSchedulers(def, lanes, schedulers);
   const base = def.schedulers === 'base';
   return def.values.map((x) => {
@@ -44,7 +44,7 @@ export function sweepRequests(def, scenario, lanes, schedulers) {
   });
 }
 
-export function stallRequest(scenario) { return { method: 'stall', params: { scenario } }; }
+function stallRequest(scenario) { return { method: 'stall', params: { scenario } }; }
 export function kvRequest(params) { return { method: 'kv', params: params || {} }; }
 export const CHECK = { method: 'check', params: {} };
 

@@ -7,8 +7,6 @@ export function pageFields(schema) {
   return schema.fields.filter((f) => f.control).map((f) => ({ ...f, group: f.path.split('.')[0] }));
 }
 
-export function byPath(fields) { return Object.fromEntries(fields.map((f) => [f.path, f])); }
-
 function parentOf(path) { const i = path.lastIndexOf('.'); return i < 0 ? '' : path.slice(0, i); }
 
 function holds(conditions, values) {
@@ -114,7 +112,7 @@ export function valuesFromScenario(fields, scenario) {
   return v;
 }
 
-export function sameValues(fields, a, b) { return fields.every((f) => a[f.path] === b[f.path]); }
+function sameValues(fields, a, b) { return fields.every((f) => a[f.path] === b[f.path]); }
 
 /** Which preset (if any) the values equal exactly. */
 export function matchingPreset(fields, presets, values) {

@@ -41,7 +41,7 @@ export function drawSpeedup(canvas, def, field, pts, current) {
 }
 
 /** Keep the SLO line readable: a queue-bound TTFT at 1 slot can be 100× the SLO. */
-export function axisMax(values, limit) {
+function axisMax(values, limit) {
   const v = values.filter((x) => x != null);
   if (!v.length) return undefined;
   let top = -Infinity, low = Infinity;
@@ -51,7 +51,7 @@ export function axisMax(values, limit) {
 }
 
 /** The largest swept value the engine says meets the SLO. */
-export function largestMeeting(pts) {
+function largestMeeting(pts) {
   let best = null;
   for (const p of pts) if (p[3] && (best == null || p[0] > best)) best = p[0];
   return best;
