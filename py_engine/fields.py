@@ -143,6 +143,10 @@ FIELDS = [
     Field("slo.tbt_ms", "float", 100.0,
           "Time-between-tokens objective, compared with each request's tpot.",
           min=0.0, max=1e9, unit="ms", label="TBT SLO"),
+    Field("slo.e2el_ms", "float", None,
+          "End-to-end latency objective (arrival to slot freed), per request; null = none.",
+          min=0.0, max=1e9, nullable=True, unit="ms", label="E2E latency SLO",
+          hint="Empty = no end-to-end limit."),
 ]
 
 # Fields of one explicit trace item (workload.items[i]).

@@ -72,7 +72,10 @@ def compute(sim, scenario):
     ttft_ok = ttft <= to_ticks(slo["ttft_ms"])
     # tpot <= tbt  <=>  done - first <= tbt * (out - 1), exactly in integers
     tpot_ok = (done - first) <= to_ticks(slo["tbt_ms"]) * (out - 1)
-    good = int(np.count_nonzero(ttft_ok & tpot_ok))
+    ok = ttft_ok & tpot_ok
+    if slo["e2el_ms"] is not None:
+        ok &= e2e <= to_ticks(slo["e2el_ms"])
+    good = int(np.count_nonzero(ok))
     seconds = makespan / TICKS / 1000.0
     output_tokens = int(out.sum())
     return {

@@ -47,6 +47,17 @@ def test_metrics_follow_their_definitions():
             assert m["tbt"]["p%d" % p] == _nearest_rank(gaps, p) / 1e6
 
 
+def test_goodput_counts_the_end_to_end_limit_when_given():
+    sc = {"workload": {"requests": 80, "seed": 4, "arrival": {"kind": "poisson", "rate": 10}},
+          "slo": {"ttft_ms": 1e6, "tbt_ms": 1e6}}
+    free = simulate(sc)
+    assert free["scenario"]["slo"]["e2el_ms"] is None and free["metrics"]["slo_attainment"] == 1.0
+    limit = sorted(q["e2e"] for q in free["requests"])[40]
+    r = simulate({**sc, "slo": {**sc["slo"], "e2el_ms": limit}})
+    assert r["metrics"]["slo_attainment"] == sum(q["e2e"] <= limit for q in r["requests"]) / 80
+    assert r["metrics"]["goodput_rps"] < free["metrics"]["goodput_rps"]
+
+
 def test_tbt_null_when_every_request_has_one_token():
     r = simulate({"workload": {"items": [{"arrive": 0, "prompt": 5, "out": 1}] * 3}})
     assert r["metrics"]["tbt"] == {"p50": None, "p95": None, "p99": None}

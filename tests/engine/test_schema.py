@@ -105,5 +105,5 @@ def test_readme_lists_every_field():
     text = README.read_text()
     assert readme_fields.block() in text, "README's field table is stale: run " \
         "`.venv/bin/python -m tools.readme_fields` to regenerate it"
-    names = re.findall(r"^\| `([a-z_]+)` \|", readme_fields.block(), re.M)
+    names = re.findall(r"^\| `([a-z0-9_]+)` \|", readme_fields.block(), re.M)
     assert names == [f.url for f in CONTROLS]
