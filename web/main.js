@@ -23,7 +23,7 @@ const root = document.documentElement;
 const FIGURES = [...document.querySelectorAll('[data-figure]')].map((s) => s.dataset.figure);
 const WAIT_TEXT = 'Simulating this scenario in your browser… (the engine answers as soon as it has loaded)';
 const view = createView(root);
-const app = { values: {}, cmp: null, req: null, fromSnapshot: false, viewErrors: false, fatal: null, tInput: null, drawn: 0 };
+const app = { source: null, values: {}, cmp: null, req: null, inflight: null, fromSnapshot: false, viewErrors: false, fatal: null, tInput: null, drawn: 0 };
 let ctx, controls, lanes, player, side;
 
 view.set(parseView(location.search, { figures: FIGURES }).view);   // theme, lecture, embed: at once
