@@ -1,11 +1,20 @@
 """Public API: simulate / compare / sweep. JSON in, JSON out, no other state.
 
+Each call also exists as a *steps* generator (simulate_steps, compare_steps, sweep_steps): it does
+the same work in slices of at most `slice_s` seconds, yielding between them, and returns the same
+document. The page's worker runs those, so a run can be cancelled between slices and the worker
+stays responsive; `slice_s=None` runs straight through (what simulate / compare / sweep do).
+`fmt` chooses how a run becomes a document: `result` (rows, JSON) or columns.result (typed columns
+for the page's worker).
+
 Result caps (so a huge run cannot produce a huge document): `requests` lists at most
 RESULT_CAPS["requests"] records, `segments` at most RESULT_CAPS["segments"] and `passes_log` at most
 RESULT_CAPS["passes_log"] runs; metrics always cover the whole run. result["truncated"] says which
 lists were cut ({"requests": bool, "segments": bool, "passes_log": bool}). Record layouts:
 records.py.
 """
+
+import time
 
 from . import fields
 from . import metrics as _metrics
@@ -31,8 +40,17 @@ class Run:
         self.sim, self.policy, self.scenario = sim, policy, scenario
 
 
-def run_sim(scenario, trace=None):
-    """Normalised scenario (+ optional pre-generated trace) -> finished Run (no JSON building)."""
+def drain(steps):
+    """Run a steps generator to its end and return its value."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as e:
+            return e.value
+
+
+def run_steps(scenario, trace=None, slice_s=None):
+    """Normalised scenario (+ optional pre-generated trace) -> finished Run, in slices."""
     if trace is None:
         trace = generate(scenario["workload"])
     cls = _get_policy(scenario["scheduler"])
@@ -40,13 +58,21 @@ def run_sim(scenario, trace=None):
     sim = Sim(trace, scenario["server"]["slots"], Cost.from_scenario(scenario),
               seg_cap=RESULT_CAPS["segments"], log_cap=RESULT_CAPS["passes_log"])
     policy = cls(sim, scenario)
-    try:
-        sim.run(policy)
-    except OverflowError:
-        raise ScenarioError("workload", "<trace>", "a run whose simulated time fits in 2^63 ticks",
-                            "the simulated time overflows: use fewer or shorter requests or a "
-                            "cheaper cost model")
-    return Run(sim, policy, scenario)
+    while True:
+        until = None if slice_s is None else time.perf_counter() + slice_s
+        try:
+            if sim.run(policy, until):
+                return Run(sim, policy, scenario)
+        except OverflowError:
+            raise ScenarioError("workload", "<trace>", "a run whose simulated time fits in 2^63 "
+                                "ticks", "the simulated time overflows: use fewer or shorter "
+                                "requests or a cheaper cost model") from None
+        yield
+
+
+def run_sim(scenario, trace=None):
+    """Normalised scenario (+ optional pre-generated trace) -> finished Run (no JSON building)."""
+    return drain(run_steps(scenario, trace))
 
 
 def _requests(sim, n):
@@ -67,28 +93,35 @@ def _requests(sim, n):
     return reqs
 
 
-def result(run):
-    """A finished Run -> the result document: scheduler, scenario, requests, metrics, segments,
-    passes_log, truncated, unit (layouts: records.py; metrics: metrics.py)."""
+def result_meta(run, n):
+    """Everything of a result but its three tables: scheduler, scenario, metrics, truncated, unit."""
     sim, scenario, rec = run.sim, run.scenario, run.sim.rec
     m = _metrics.compute(sim, scenario)
     m.update(run.policy.extra_metrics())
-    n = min(sim.n, RESULT_CAPS["requests"])
-    log = rec.log
-    passes_log = {k: list(v) for k, v in log.items() if k not in ("cost", "start")}
-    passes_log["cost"] = [c / TICKS for c in log["cost"]]
-    passes_log["start"] = [s / TICKS for s in log["start"]]
     return {
         "scheduler": scenario["scheduler"],
         "scenario": public(scenario),
-        "requests": _requests(sim, n),
         "metrics": m,
-        "segments": [list(s) for s in rec.segments],
-        "passes_log": passes_log,
         "truncated": {"requests": sim.n > n, "segments": rec.seg_truncated,
                       "passes_log": rec.log_truncated},
         "unit": cost_unit(scenario),
     }
+
+
+def result(run):
+    """A finished Run -> the result document: scheduler, scenario, requests, metrics, segments,
+    passes_log, truncated, unit (layouts: records.py; metrics: metrics.py)."""
+    sim, rec = run.sim, run.sim.rec
+    n = min(sim.n, RESULT_CAPS["requests"])
+    doc = result_meta(run, n)
+    log = rec.log
+    passes_log = {k: list(v) for k, v in log.items() if k not in ("cost", "start")}
+    passes_log["cost"] = [c / TICKS for c in log["cost"]]
+    passes_log["start"] = [s / TICKS for s in log["start"]]
+    doc["requests"] = _requests(sim, n)
+    doc["segments"] = [list(s) for s in rec.segments]
+    doc["passes_log"] = passes_log
+    return doc
 
 
 def _norm(scenario):
@@ -97,10 +130,15 @@ def _norm(scenario):
     return normalize(scenario)
 
 
+def simulate_steps(scenario=None, slice_s=None, fmt=None):
+    s = _norm(scenario)
+    run = yield from run_steps(s, None, slice_s)
+    return (fmt or result)(run)
+
+
 def simulate(scenario=None):
     """Scenario dict (untrusted) -> result dict (see result())."""
-    s = _norm(scenario)
-    return result(run_sim(s))
+    return drain(simulate_steps(scenario))
 
 
 def _check_schedulers(schedulers):
@@ -112,24 +150,29 @@ def _check_schedulers(schedulers):
             raise ScenarioError("scheduler", name, "one of " + ", ".join(names))
 
 
-def compare(scenario=None, schedulers=("static", "continuous")):
-    """The same trace through several schedulers; speedup = static / continuous."""
+def compare_steps(scenario=None, schedulers=("static", "continuous"), slice_s=None, fmt=None):
     s = _norm(scenario)
     _check_schedulers(schedulers)
-    return _compare(s, schedulers)
+    return (yield from _compare(s, schedulers, slice_s, fmt or result))
 
 
-def _compare(s, schedulers):
-    """compare() on an already normalised scenario and checked scheduler names."""
+def compare(scenario=None, schedulers=("static", "continuous")):
+    """The same trace through several schedulers; speedup = static / continuous."""
+    return drain(compare_steps(scenario, schedulers))
+
+
+def _compare(s, schedulers, slice_s, fmt):
+    """compare on an already normalised scenario and checked scheduler names (steps)."""
     trace = generate(s["workload"])
-    out = {}
+    out, ticks = {}, {}
     for name in schedulers:
         sn = dict(s, scheduler=name)  # nothing in normalize depends on the scheduler but its name
-        out[name] = result(run_sim(sn, trace))
+        run = yield from run_steps(sn, trace, slice_s)
+        out[name] = fmt(run)
+        ticks[name] = (run.sim.passes, max(run.sim.done_tick))   # passes, makespan in ticks
     if "static" in out and "continuous" in out:
-        a, b = out["static"]["metrics"], out["continuous"]["metrics"]
-        out["speedup"] = {"passes": a["passes"] / b["passes"],
-                          "time": a["makespan_ticks"] / b["makespan_ticks"]}
+        (pa, ta), (pb, tb) = ticks["static"], ticks["continuous"]
+        out["speedup"] = {"passes": pa / pb, "time": ta / tb}
     return out
 
 
@@ -148,14 +191,8 @@ SWEEP_METRICS = ("passes", "makespan", "utilization", "throughput_tok_s", "ttft"
                  "goodput_rps", "slo_attainment", "preemptions", "kv_peak_tokens")
 
 
-def sweep(scenario=None, param="skew", values=(0.0, 0.3, 0.6), schedulers=("static", "continuous")):
-    """Compare the schedulers at each value of one parameter.
-
-    Returns {"param", "path", "values", "points": [{"value", "<scheduler>": {metrics subset},
-    "speedup": {...} (only when both static and continuous ran)}], "slo", "best", "lowest"}.
-    param is a sweepable field's URL name (fields.SWEEPS) or its dotted path; schedulers may be any
-    non-empty subset, e.g. ["continuous"].
-    """
+def sweep_steps(scenario=None, param="skew", values=(0.0, 0.3, 0.6),
+                schedulers=("static", "continuous"), slice_s=None):
     _check_schedulers(schedulers)
     path = fields.SWEEPS.get(param, param) if isinstance(param, str) else None
     if path not in fields.SWEEPS.values():
@@ -175,10 +212,10 @@ def sweep(scenario=None, param="skew", values=(0.0, 0.3, 0.6), schedulers=("stat
             d[p] = dict(d[p])
             d = d[p]
         d[parts[-1]] = v
-        res = _compare(normalize(sc), schedulers)
+        res = yield from _compare(normalize(sc), schedulers, slice_s, _metrics_only)
         pt = {"value": v}
         for name in schedulers:
-            m = res[name]["metrics"]
+            m = res[name]
             pt[name] = {k: m[k] for k in SWEEP_METRICS}
         if "speedup" in res:
             pt["speedup"] = res["speedup"]
@@ -188,4 +225,22 @@ def sweep(scenario=None, param="skew", values=(0.0, 0.3, 0.6), schedulers=("stat
                          schedulers, base["slo"])
 
 
-__all__ = ["simulate", "compare", "sweep", "presets", "run_sim", "result", "Run"]
+def sweep(scenario=None, param="skew", values=(0.0, 0.3, 0.6), schedulers=("static", "continuous")):
+    """Compare the schedulers at each value of one parameter.
+
+    Returns {"param", "path", "values", "points": [{"value", "<scheduler>": {metrics subset},
+    "speedup": {...} (only when both static and continuous ran)}], "slo", "best", "lowest"}.
+    param is a sweepable field's URL name (fields.SWEEPS) or its dotted path; schedulers may be any
+    non-empty subset, e.g. ["continuous"].
+    """
+    return drain(sweep_steps(scenario, param, values, schedulers))
+
+
+def _metrics_only(run):
+    m = _metrics.compute(run.sim, run.scenario)
+    m.update(run.policy.extra_metrics())
+    return m
+
+
+__all__ = ["simulate", "compare", "sweep", "simulate_steps", "compare_steps", "sweep_steps",
+           "presets", "run_sim", "run_steps", "drain", "result", "Run"]

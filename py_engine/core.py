@@ -25,6 +25,7 @@ What a run records (segments, the passes log, TBT gaps) is kept by `recorder.Rec
 """
 
 import heapq
+import time
 from array import array
 from collections import deque
 
@@ -32,6 +33,8 @@ from .errors import EngineError
 from .phases import (DECODE, FINAL, HOLD, PAUSED, PREFILL, SLOT_BITS, SLOT_KEY,  # noqa: F401
                      SLOT_MASK, Phases, Resident)
 from .recorder import Recorder
+
+CHECK_EVERY = 256   # events between clock checks of a run with a deadline (a few ms of work)
 
 
 class Sim(Phases):
@@ -207,7 +210,10 @@ class Sim(Phases):
         return self._kv_of(self.res[slot])
 
     # ------------------------------------------------------------ the loop
-    def run(self, policy):
+    def run(self, policy, until=None):
+        """Run the simulation to its end, or (until = a time.perf_counter() value) until that time
+        has passed, checked every CHECK_EVERY events. Returns True when it is finished; a run that
+        stopped early resumes exactly where it stopped on the next call (all state is in self)."""
         n, arrive, res, heap = self.n, self.arrive, self.res, self._heap
         cost_m = self.cost
         fixed, per_row, per_token = cost_m.fixed, cost_m.per_row, cost_m.per_token
@@ -219,7 +225,14 @@ class Sim(Phases):
         first_pass, first_tick = self.first_pass, self.first_tick
         done_pass, done_tick = self.done_pass, self.done_tick
         schedule, horizon, wants_arrivals = policy.schedule, policy.horizon, policy.wants_arrivals
+        clock, countdown = time.perf_counter, CHECK_EVERY
         while self.n_done < n:
+            if until is not None:
+                countdown -= 1
+                if not countdown:
+                    countdown = CHECK_EVERY
+                    if clock() > until:
+                        return False
             na = self.next_arrival
             now = self.now
             while na < n and arrive[na] <= now:
@@ -347,4 +360,4 @@ class Sim(Phases):
                 done_pass[rid] = passes
                 done_tick[rid] = now
                 self.n_done += 1
-        return self
+        return True

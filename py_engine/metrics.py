@@ -18,25 +18,27 @@ Definitions:
 - makespan = time the last request's slot is freed, from t = 0.
 """
 
-import numpy as np
-
 from .cost import TICKS, to_ticks
 
 PCTS = (50, 95, 99)
 
 
 def nearest_rank(sorted_vals, p):
-    """Nearest-rank percentile of an ascending sequence (p integer in 1..100)."""
+    """Nearest-rank percentile of an ascending sequence (p integer in 1..100).
+
+    >>> nearest_rank([10, 20, 30, 40], 50), nearest_rank([10, 20, 30, 40], 95)
+    (20, 40)
+    """
     n = len(sorted_vals)
     return sorted_vals[max(1, (p * n + 99) // 100) - 1]
 
 
 def _pcts(ticks):
-    """ticks: int64 numpy array -> {"p50", "p95", "p99"} in the cost unit (None if empty)."""
-    if len(ticks) == 0:
+    """ticks: a list of integers -> {"p50", "p95", "p99"} in the cost unit (None if empty)."""
+    if not ticks:
         return {"p%d" % p: None for p in PCTS}
-    s = np.sort(ticks)
-    return {"p%d" % p: int(nearest_rank(s, p)) / TICKS for p in PCTS}
+    s = sorted(ticks)
+    return {"p%d" % p: nearest_rank(s, p) / TICKS for p in PCTS}
 
 
 def _weighted_pcts(weights):
@@ -59,25 +61,23 @@ def _weighted_pcts(weights):
 
 def compute(sim, scenario):
     n, slots, passes = sim.n, sim.slots, sim.passes
-    arrive = np.asarray(sim.arrive, dtype=np.int64)
-    out = np.asarray(sim.out, dtype=np.int64)
-    first = np.frombuffer(sim.first_tick, dtype=np.int64)
-    done = np.frombuffer(sim.done_tick, dtype=np.int64)
-    ttft = first - arrive
-    e2e = done - arrive
-    makespan = int(done.max())
+    arrive, out, first, done = sim.arrive, sim.out, sim.first_tick, sim.done_tick
+    ttft = [f - a for f, a in zip(first, arrive)]
+    e2e = [d - a for d, a in zip(done, arrive)]
+    makespan = max(done)
     total = slots * passes
     t_idle = total - sim.t_rows
+    # SLO, exactly in integers (Python ints never overflow): tpot <= tbt  <=>
+    # done - first <= tbt * (out - 1)
     slo = scenario["slo"]
-    ttft_ok = ttft <= to_ticks(slo["ttft_ms"])
-    # tpot <= tbt  <=>  done - first <= tbt * (out - 1), exactly in integers
-    tpot_ok = (done - first) <= to_ticks(slo["tbt_ms"]) * (out - 1)
-    ok = ttft_ok & tpot_ok
-    if slo["e2el_ms"] is not None:
-        ok &= e2e <= to_ticks(slo["e2el_ms"])
-    good = int(np.count_nonzero(ok))
+    ttft_lim, tbt_lim = to_ticks(slo["ttft_ms"]), to_ticks(slo["tbt_ms"])
+    e2e_lim = None if slo["e2el_ms"] is None else to_ticks(slo["e2el_ms"])
+    good = 0
+    for t, e, f, d, o in zip(ttft, e2e, first, done, out):
+        if t <= ttft_lim and d - f <= tbt_lim * (o - 1) and (e2e_lim is None or e <= e2e_lim):
+            good += 1
     seconds = makespan / TICKS / 1000.0
-    output_tokens = int(out.sum())
+    output_tokens = sum(out)
     return {
         "passes": passes,
         "makespan": makespan / TICKS,

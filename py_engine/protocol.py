@@ -1,4 +1,4 @@
-"""The worker protocol: one function, JSON-safe dict in, JSON-safe dict out, never raises.
+"""The worker protocol: JSON-safe request in, JSON-safe response out, never raises.
 
 request  {"method": "simulate"|"compare"|"sweep"|"stall"|"check"|"schema"|"presets"|"kv",
           "params": {...}}
@@ -10,25 +10,42 @@ params: simulate {"scenario"}, compare {"scenario", "schedulers"?}, sweep {"scen
 presets {}, kv {...} (py_engine.kv).
 Floats that are not finite never leave: they become null.
 
-`handle(request)` is the dict API; `handle_json(text)` is the same call with JSON text on both sides,
-the Web Worker's entry point (one string crosses the JS/Python boundary each way).
+Three doors to the same answers:
+- `handle(request)`: the dict API.
+- `handle_json(text)`: JSON text on both sides.
+- `Job(text, slice_s)`: the Web Worker's door. `job.step()` works for at most about slice_s
+  seconds and returns None while the work goes on, then (json_text, buffers): the response with
+  every table of a result as typed columns (columns.py) whose bytes are in `buffers`, each table
+  column replaced by {"$buf": i, "type": "f64" | "u8"}. Between steps the worker reads its
+  messages, so a job can be cancelled (it is simply not stepped again).
 """
 
 import json
 import math
+from array import array
 
-from . import api, figures
+from . import api, columns, figures
 from .errors import ScenarioError
 from .presets import presets
 from .scenario import schema
 
+DEFAULT_SCHEDULERS = ("static", "continuous")
 
-def _check(params):
+
+def _check(params, slice_s, fmt):
     from .verify import check
     quick = params.get("quick", True)
     if not isinstance(quick, bool):
         raise ScenarioError("params.quick", quick, "true or false")
-    return check.run(quick=quick)
+    return (yield from check.run_steps(quick=quick))
+
+
+def _now(fn):
+    """A method with no long work: a steps generator that returns fn(params) at once."""
+    def steps(params, slice_s, fmt):
+        return fn(params)
+        yield  # unreachable: makes this a generator
+    return steps
 
 
 def _kv(params):
@@ -36,23 +53,24 @@ def _kv(params):
     return kv.kv_from_params(params)
 
 
+# method -> steps(params, slice_s, fmt): a generator returning the method's result
 METHODS = {
-    "simulate": lambda p: api.simulate(p.get("scenario")),
-    "compare": lambda p: api.compare(p.get("scenario"),
-                                     p.get("schedulers") or ("static", "continuous")),
-    "sweep": lambda p: api.sweep(p.get("scenario"), p.get("param", "skew"),
-                                 p.get("values", (0.0, 0.3, 0.6)),
-                                 p.get("schedulers") or ("static", "continuous")),
+    "simulate": lambda p, s, fmt: api.simulate_steps(p.get("scenario"), s, fmt),
+    "compare": lambda p, s, fmt: api.compare_steps(p.get("scenario"),
+                                                   p.get("schedulers") or DEFAULT_SCHEDULERS,
+                                                   s, fmt),
+    "sweep": lambda p, s, fmt: api.sweep_steps(p.get("scenario"), p.get("param", "skew"),
+                                               p.get("values", (0.0, 0.3, 0.6)),
+                                               p.get("schedulers") or DEFAULT_SCHEDULERS, s),
     "check": _check,
-    "stall": lambda p: figures.stall(p.get("scenario")),
-    "schema": lambda p: schema(),
-    "presets": lambda p: presets(),
-    "kv": _kv,
+    "stall": _now(lambda p: figures.stall(p.get("scenario"))),
+    "schema": _now(lambda p: schema()),
+    "presets": _now(lambda p: presets()),
+    "kv": _now(_kv),
 }
 PARAMS = {"simulate": {"scenario"}, "compare": {"scenario", "schedulers"},
-          "sweep": {"scenario", "param", "values", "schedulers"}, "check": {"quick"}, "schema": set(),
-          "stall": {"scenario"},
-          "presets": set()}
+          "sweep": {"scenario", "param", "values", "schedulers"}, "check": {"quick"},
+          "stall": {"scenario"}, "schema": set(), "presets": set()}
 
 
 def _clean(x):
@@ -62,7 +80,7 @@ def _clean(x):
         return {str(k): _clean(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [_clean(v) for v in x]
-    if x is None or isinstance(x, (bool, int, str)):
+    if x is None or isinstance(x, (bool, int, str, array)):
         return x
     if hasattr(x, "item"):  # numpy scalar
         return _clean(x.item())
@@ -74,8 +92,9 @@ def _error(kind, field, value, allowed, message):
                                           "allowed": allowed, "message": message})}
 
 
-def _respond(request):
-    """The response with the method's result as returned (maybe not JSON-safe yet); never raises."""
+def _respond(request, slice_s=None, fmt=None):
+    """Steps generator -> the response, with the method's result as returned (maybe not JSON-safe
+    yet); never raises."""
     try:
         if not isinstance(request, dict):
             return _error("ScenarioError", "request", None, "an object {method, params}",
@@ -96,7 +115,8 @@ def _respond(request):
                     return _error("ScenarioError", "params." + str(k), None,
                                   "one of " + (", ".join(sorted(known)) or "(none)"),
                                   "params.%s: unknown parameter for %s" % (k, method))
-        return {"ok": True, "result": METHODS[method](params)}
+        result = yield from METHODS[method](params, slice_s, fmt)
+        return {"ok": True, "result": result}
     except ScenarioError as e:
         return {"ok": False, "error": _clean(e.to_dict())}
     except RecursionError:
@@ -109,26 +129,63 @@ def _respond(request):
 
 
 def handle(request):
-    response = _respond(request)
+    response = api.drain(_respond(request))
     if response["ok"]:
         response["result"] = _clean(response["result"])
     return response
 
 
-def handle_json(text):
-    """JSON text in, JSON text out (equal to json.dumps(handle(json.loads(text)))); never raises.
-
-    Results are almost always plain JSON already, so they are encoded directly; only when that
-    fails (a non-finite float, a numpy scalar) is the result walked by _clean. On a 10,000-request
-    compare the walk alone costs about as much as the encoding.
-    """
+def _parse(text):
     try:
-        request = json.loads(text)
+        return json.loads(text), None
     except (ValueError, TypeError, RecursionError) as e:
-        return json.dumps(_error("ScenarioError", "request", None, "a JSON object {method, params}",
-                                 "request: not valid JSON (%s)" % e))
-    response = _respond(request)
+        return None, _error("ScenarioError", "request", None, "a JSON object {method, params}",
+                            "request: not valid JSON (%s)" % e)
+
+
+def _dumps(response):
+    """Results are almost always plain JSON already, so they are encoded directly; only when that
+    fails (a non-finite float, a numpy scalar) is the response walked by _clean."""
     try:
         return json.dumps(response, allow_nan=False)
     except (ValueError, TypeError):
         return json.dumps(_clean(response), allow_nan=False)
+
+
+def handle_json(text):
+    """JSON text in, JSON text out (equal to json.dumps(handle(json.loads(text)))); never raises."""
+    request, error = _parse(text)
+    return _dumps(error or api.drain(_respond(request)))
+
+
+def _detach(x, buffers):
+    """Replace every array column by {"$buf": i, "type"} and collect its bytes."""
+    if isinstance(x, array):
+        buffers.append(x.tobytes())
+        return {"$buf": len(buffers) - 1, "type": "u8" if x.typecode == "B" else "f64"}
+    if isinstance(x, dict):
+        return {k: _detach(v, buffers) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_detach(v, buffers) for v in x]
+    return x
+
+
+class Job:
+    """One request worked in slices (see the module docstring). Never raises."""
+
+    def __init__(self, text, slice_s=0.03):
+        request, error = _parse(text)
+        self._done = (_dumps(error), []) if error else None
+        self._steps = None if error else _respond(request, slice_s, columns.result)
+
+    def step(self):
+        if self._done is not None:
+            return self._done
+        try:
+            next(self._steps)
+            return None
+        except StopIteration as e:
+            buffers = []
+            response = _detach(e.value, buffers)
+            self._done = (_dumps(response), buffers)
+            return self._done

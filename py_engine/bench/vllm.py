@@ -30,7 +30,8 @@ class _StepVLLM(VLLM):
 def run_stepped(sc, trace):
     """The vllm policy on `trace` with the scheduler called before every single pass -> Sim."""
     sim = Sim(trace, sc["server"]["slots"], Cost.from_scenario(sc))
-    return sim.run(_StepVLLM(sim, sc))
+    sim.run(_StepVLLM(sim, sc))
+    return sim
 
 
 def _case(raw, preemption, kv_tokens):

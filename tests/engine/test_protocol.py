@@ -31,7 +31,7 @@ def test_same_text_as_the_dict_api(request_):
 def test_results_that_are_not_plain_json_are_cleaned(monkeypatch):
     odd = {"nan": math.nan, "inf": -math.inf, "np_int": np.int64(7), "np_float": np.float64(0.5),
            "tuple": (1, 2.5), 3: "int key"}
-    monkeypatch.setitem(protocol.METHODS, "odd", lambda p: odd)
+    monkeypatch.setitem(protocol.METHODS, "odd", protocol._now(lambda p: odd))
     out = json.loads(protocol.handle_json('{"method": "odd"}'))
     assert out == {"ok": True, "result": {"nan": None, "inf": None, "np_int": 7, "np_float": 0.5,
                                           "tuple": [1, 2.5], "3": "int key"}}
@@ -41,7 +41,7 @@ def test_results_that_are_not_plain_json_are_cleaned(monkeypatch):
 def test_a_method_that_raises_is_an_engine_error(monkeypatch):
     def boom(params):
         raise ZeroDivisionError("division by zero")
-    monkeypatch.setitem(protocol.METHODS, "boom", boom)
+    monkeypatch.setitem(protocol.METHODS, "boom", protocol._now(boom))
     out = json.loads(protocol.handle_json('{"method": "boom"}'))
     assert out["ok"] is False and out["error"]["type"] == "EngineError"
     assert "ZeroDivisionError" in out["error"]["message"]
@@ -54,3 +54,45 @@ def test_any_text_gets_a_json_answer(text):
     if not out["ok"]:
         err = out["error"]
         assert err["message"] and err["type"] in ("ScenarioError", "EngineError")
+
+
+def test_a_job_in_slices_gives_the_same_numbers_as_one_call():
+    """The worker's door: a compare worked in many small slices returns the result of one call,
+    its tables as typed columns."""
+    from array import array
+    req = {"method": "compare", "params": {"scenario": {"workload": {"requests": 400, "arrival":
+                                                                       {"kind": "poisson",
+                                                                        "rate": 30}}},
+                                           "schedulers": ["static", "continuous", "vllm"]}}
+    job = protocol.Job(json.dumps(req), slice_s=1e-6)   # stop at every clock check
+    steps = 0
+    while (done := job.step()) is None:
+        steps += 1
+    assert steps > 3, "the job was not sliced"
+    text, buffers = done
+    got, want = json.loads(text), protocol.handle(req)
+    assert got["ok"] and want["ok"]
+
+    def column(ref):
+        a = array("B" if ref["type"] == "u8" else "d")
+        a.frombytes(buffers[ref["$buf"]])
+        return list(a)
+
+    for name in ("static", "continuous", "vllm"):
+        g, w = got["result"][name], want["result"][name]
+        assert g["metrics"] == w["metrics"] and g["scenario"] == w["scenario"]
+        cols = {k: column(v) for k, v in g["requests"]["columns"].items()}
+        rows = [{k: cols[k][i] for k in cols} for i in range(g["requests"]["$table"])]
+        assert rows == w["requests"]
+        log = {k: column(v) for k, v in g["passes_log"]["columns"].items()}
+        assert log == w["passes_log"]
+        seg = {k: column(v) for k, v in g["segments"]["columns"].items()}
+        phases = py_engine_phases()
+        assert [[seg["slot"][i], seg["request"][i], phases[seg["phase"][i]], seg["first_pass"][i],
+                 seg["last_pass"][i]] for i in range(g["segments"]["$table"])] == w["segments"]
+    assert got["result"]["speedup"] == want["result"]["speedup"]
+
+
+def py_engine_phases():
+    from py_engine.records import PHASES
+    return PHASES
