@@ -33,6 +33,11 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         self.send_error(404, "No directory listings")  # a static host would not list either
         return None
 
+    def log_request(self, code="-", size="-"):
+        # Every response, for the browser tests: a SharedWorker's requests reach no page listener.
+        self.server.served.append((self.path, int(code) if str(code).isdigit() else 0))
+        super().log_request(code, size)
+
     def log_message(self, fmt, *args):
         if not self.quiet:
             super().log_message(fmt, *args)
@@ -40,6 +45,10 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
 
 class SiteServer(http.server.ThreadingHTTPServer):
     daemon_threads = True
+
+    def __init__(self, *a, **kw):
+        self.served = []          # (path, status) of every response, in order
+        super().__init__(*a, **kw)
 
     def handle_error(self, request, client_address):
         # A browser closing a connection mid-download (page closed, test over) is not an error.

@@ -4,10 +4,13 @@ site is self-contained. The output folder is replaced only by a complete, checke
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -59,40 +62,86 @@ def build(out: Path | None = None, pyodide_cdn: str | None = None) -> Path:
     return out
 
 
+# Runtime files shipped gzipped (the worker inflates and checks them): the 10 MB .wasm is 3.2 MB so.
+# pyodide.mjs and pyodide.asm.js stay plain: Pyodide imports them as scripts, by URL.
+GZIPPED = ("pyodide.asm.wasm",)
+MEMORY_SNAPSHOT = "engine/memory.bin.gz"
+
+
+def gzip_file(src: Path, dest: Path) -> None:
+    """Deterministic gzip (no name, no time stamp): the same input gives the same bytes."""
+    with open(src, "rb") as f, open(dest, "wb") as out:
+        with gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0, compresslevel=6) as z:
+            shutil.copyfileobj(f, z)
+
+
+def make_memory_snapshot(runtime_dir: Path, wheel: Path, dest: Path) -> dict:
+    """Node boots Pyodide, installs and warms the engine, saves its memory (tools/memsnap.mjs)."""
+    raw = dest.with_suffix("")
+    try:
+        p = run(["node", ROOT / "tools" / "memsnap.mjs", runtime_dir, wheel, raw], quiet=True,
+                stderr=subprocess.PIPE, stdout=subprocess.PIPE)
+    except BuildError as e:
+        raise BuildError(f"the engine's memory snapshot could not be made: {e}") from None
+    info = json.loads(p.stdout)
+    entry = {"file": dest.as_posix().split("/", 1)[-1], "raw_sha256": sha256_file(raw),
+             "raw_bytes": raw.stat().st_size, "modules": info["modules"]}
+    gzip_file(raw, dest)
+    raw.unlink()
+    return entry
+
+
 def _build_into(staging: Path, py: Path, tarball: Path, pyodide_cdn: str | None) -> None:
     shutil.copytree(WEB, staging, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
     own_files = [p for p in staging.rglob("*") if p.is_file()]
+    wheel = build_engine_wheel(py, staging / "wheels")
+    log(f"engine wheel: {wheel.name}")
 
     pyo = staging / "pyodide"
     with tempfile.TemporaryDirectory() as tmp:
         lock = extract_runtime(tarball, Path(tmp))
+        memsnap = make_memory_snapshot(Path(tmp), wheel, staging / MEMORY_SNAPSHOT)
+        memsnap["file"] = MEMORY_SNAPSHOT
+        log(f"memory snapshot: {memsnap['raw_bytes'] / 1e6:.1f} MB of Python with py_engine "
+            f"({memsnap['modules']} modules) imported and warmed")
         if pyodide_cdn:
             index_url = pyodide_cdn if pyodide_cdn.endswith("/") else pyodide_cdn + "/"
         else:
             index_url = "pyodide/"
-            shutil.copytree(tmp, pyo)
+            pyo.mkdir()
+            for name in PYODIDE_RUNTIME:
+                if name in GZIPPED:
+                    gzip_file(Path(tmp) / name, pyo / f"{name}.gz")
+                else:
+                    shutil.copy2(Path(tmp) / name, pyo / name)
             fetch_pyodide_wheels(py, lock, pyo)
     log(f"pyodide {PYODIDE_VERSION}: " + ("served from " + index_url if pyodide_cdn
                                           else "runtime + " + ", ".join(PYODIDE_PACKAGES)))
 
-    wheel = build_engine_wheel(py, staging / "wheels")
-    log(f"engine wheel: {wheel.name}")
     run([py, "-m", "tools.snapshot", staging / "snapshot"], cwd=ROOT, quiet=True)
     log("snapshot/ written (native py_engine answers to the page's start-up requests)")
 
-    files = {}
-    for p in sorted(staging.rglob("*")):
-        if p.is_file():
-            files[p.relative_to(staging).as_posix()] = {"sha256": sha256_file(p),
-                                                        "bytes": p.stat().st_size}
+    files = _hash_files(staging)
+    # The build's id: one SharedWorker per build (web/engine/source.js names it after this).
+    build_id = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16]
+    (staging / "engine" / "build.js").write_text(
+        f"// Written by tools/site.py: this build's id.\nexport const BUILD = '{build_id}';\n")
+    files = _hash_files(staging)
     lock_pkgs = {p: lock["packages"][p] for p in PYODIDE_PACKAGES}
-    runtime = {name: {"sha256": sha, "bytes": files.get(f"pyodide/{name}", {}).get("bytes")}
-               for name, sha in PYODIDE_RUNTIME.items()}
+    runtime = {}
+    for name, sha in PYODIDE_RUNTIME.items():
+        runtime[name] = {"sha256": sha, "bytes": files.get(f"pyodide/{name}", {}).get("bytes")}
+        if not pyodide_cdn and name in GZIPPED:
+            gz = files[f"pyodide/{name}.gz"]
+            runtime[name]["gzip"] = {"file": f"{name}.gz", **gz}
+    memsnap.update(files[MEMORY_SNAPSHOT])
     wheel_rel = wheel.relative_to(staging).as_posix()
     manifest = {
         "name": "Continuous Batching Explorer",
+        "build": build_id,
         "engine": {"package": "py_engine", "version": wheel.name.split("-")[1], "wheel": wheel_rel,
-                   "sha256": files[wheel_rel]["sha256"], "bytes": files[wheel_rel]["bytes"]},
+                   "sha256": files[wheel_rel]["sha256"], "bytes": files[wheel_rel]["bytes"],
+                   "memory_snapshot": memsnap},
         "pyodide": {
             "version": PYODIDE_VERSION, "python": lock["info"]["python"], "indexURL": index_url,
             "npm_integrity": PYODIDE_NPM_INTEGRITY, "runtime": runtime,
@@ -106,6 +155,11 @@ def _build_into(staging: Path, py: Path, tarball: Path, pyodide_cdn: str | None)
     }
     (staging / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     check_site(staging, own_files, cdn=bool(pyodide_cdn))
+
+
+def _hash_files(staging: Path) -> dict:
+    return {p.relative_to(staging).as_posix(): {"sha256": sha256_file(p), "bytes": p.stat().st_size}
+            for p in sorted(staging.rglob("*")) if p.is_file()}
 
 
 # References the browser fetches: module imports, new URL(...), fetch(...), new Worker(...).

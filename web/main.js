@@ -91,6 +91,9 @@ function onStatus(s) {
   if (app.fatal) return;
   showStatus(s);
   if (s.stage === 'failed') root.dataset.state = 'failed';
+  if (s.stage === 'ready') {   // test hooks: how the engine started, and who shares it
+    Object.assign(root.dataset, { engineBoot: s.via, engineNote: s.detail, engine: s.shared ? 'shared' : 'dedicated', engineClients: String(s.clients) });
+  }
 }
 // ------------------------------------------------------------------ state changes
 const lanesNow = () => lanesOf(ctx.schema.schedulers, view.get());
@@ -170,7 +173,7 @@ async function compute() {
     let note = null;
     try {
       const tCall = performance.now();
-      const cmp = await app.source.call(req.method, req.params);
+      const cmp = await app.source.call(req.method, req.params, { signal: token.signal });
       performance.measure('cbx:engine', { start: tCall, end: performance.now() });
       if (token.stale) return;
       Object.assign(app, { req, cmp, fromSnapshot });

@@ -82,6 +82,9 @@ def site_dist(tmp_path_factory) -> Path:
     return out
 
 
+SERVERS: dict[str, object] = {}   # origin -> server (its log of responses; see strict_page)
+
+
 @pytest.fixture(scope="session")
 def serve_dir():
     """serve_dir(path) -> base URL of `path` served like `build.py serve` (strict CSP, 127.0.0.1)."""
@@ -91,7 +94,9 @@ def serve_dir():
         server = make_server(Path(directory), 0, quiet=True)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append(server)
-        return f"http://127.0.0.1:{server.server_address[1]}/"
+        origin = f"http://127.0.0.1:{server.server_address[1]}"
+        SERVERS[origin] = server
+        return origin + "/"
 
     yield start
     for s in servers:
@@ -153,6 +158,8 @@ def strict_page(page, page_problems, request):
 
     page.on("request", on_request)
     page.on("response", on_response)
+    # The server's own log also sees what no page listener does (a SharedWorker's requests).
+    served_from = {origin: len(server.served) for origin, server in SERVERS.items()}
     page.on("requestfailed", on_failed)
     # Worker console messages are delivered here too (verified with Chromium 156).
     page.on("console", lambda m: m.type == "error" and problems.append(f"console error: {m.text}"))
@@ -162,6 +169,10 @@ def strict_page(page, page_problems, request):
 
     yield page
 
+    for origin, start in served_from.items():
+        for path, status in SERVERS[origin].served[start:]:
+            if status >= 400 and f"HTTP {status}: {origin}{path}" not in problems:
+                problems.append(f"HTTP {status}: {origin}{path} (server log)")
     allowed = [re.compile(p) for m in request.node.iter_markers("allow_problems") for p in m.args]
     unexpected = [p for p in problems if not any(a.search(p) for a in allowed)]
     if unexpected:

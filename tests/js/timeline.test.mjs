@@ -1,8 +1,8 @@
-// Timeline hit-testing: the segment under a (slot, pass), read by the declared segment layout.
+// Timeline hit-testing: the segment under a (slot, pass), read from the result's tables.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { engine } from './engine.mjs';
-import { setRecords, SEG } from '../../web/state/records.js';
+import { setRecords, asTables } from '../../web/state/records.js';
 import { indexSegments, segmentAt, doneBy, timeAt } from '../../web/draw/timeline.js';
 
 const { schema } = engine();
@@ -10,17 +10,13 @@ setRecords(schema.records);
 
 function result() {
   // two slots: request 0 prefills passes 1-2 then emits 3-5 in slot 0; request 1 emits 1-4 in slot 1
-  const seg = (slot, rid, phase, a, b) => {
-    const row = [];
-    row[SEG.slot] = slot; row[SEG.request] = rid; row[SEG.phase] = phase; row[SEG.first_pass] = a; row[SEG.last_pass] = b;
-    return row;
-  };
-  return {
-    segments: [seg(0, 0, 'prefill', 1, 2), seg(0, 0, 'useful', 3, 5), seg(1, 1, 'useful', 1, 4)],
-    requests: [{ id: 0, done_pass: 5 }, { id: 1, done_pass: 4 }],
+  const req = (id, done) => Object.fromEntries(schema.records.request.map((f) => [f.name, f.name === 'id' ? id : f.name === 'done_pass' ? done : 0]));
+  return asTables({
+    segments: [[0, 0, 'prefill', 1, 2], [0, 0, 'useful', 3, 5], [1, 1, 'useful', 1, 4]],
+    requests: [req(0, 5), req(1, 4)],
     metrics: { passes: 5 },
-    passes_log: { count: [2, 2, 1], cost: [10, 3, 2], start: [0, 20, 30] },
-  };
+    passes_log: Object.fromEntries(schema.records.passes_log.map((f) => [f.name, { count: [2, 2, 1], cost: [10, 3, 2], start: [0, 20, 30] }[f.name] || [0, 0, 0]])),
+  });
 }
 
 test('segmentAt finds the segment by binary search, idle between and after', () => {
@@ -28,6 +24,7 @@ test('segmentAt finds the segment by binary search, idle between and after', () 
   assert.equal(segmentAt(idx, 0, 1).phase, 'prefill');
   assert.equal(segmentAt(idx, 0, 3).phase, 'useful');
   assert.equal(segmentAt(idx, 0, 3).request.id, 0);
+  assert.equal(segmentAt(idx, 1, 2).request.id, 1);
   assert.equal(segmentAt(idx, 1, 5).phase, 'idle');
   assert.equal(segmentAt(idx, 1, 6).phase, 'after');
 });

@@ -4,7 +4,7 @@
 import { setupCanvas, theme, font } from './canvas-kit.js';
 import { fmt } from './format.js';
 import { GUTTER } from './timeline.js';
-import { SEG } from '../state/records.js';
+import { count } from '../state/records.js';
 
 const preCache = new WeakMap();
 /**
@@ -14,13 +14,14 @@ const preCache = new WeakMap();
 function preemptionPasses(result) {
   let out = preCache.get(result);
   if (out) return out;
-  const victims = new Set((result.requests || []).filter((r) => r.preemptions > 0).map((r) => r.id));
+  const pre = result.requests.columns.preemptions;
+  const { slot, request, first_pass: first, last_pass: last } = result.segments.columns;
   const byReq = new Map();
-  for (const s of result.segments || []) {
-    const rid = s[SEG.request];
-    if (!victims.has(rid)) continue;
+  for (let i = 0, n = count(result.segments); i < n; i++) {
+    const rid = request[i];
+    if (!(rid >= 0 && pre[rid] > 0)) continue;   // a request's id is its row
     if (!byReq.has(rid)) byReq.set(rid, []);
-    byReq.get(rid).push([s[SEG.first_pass], s[SEG.last_pass], s[SEG.slot]]);
+    byReq.get(rid).push([first[i], last[i], slot[i]]);
   }
   out = [];
   for (const segs of byReq.values()) {
@@ -36,8 +37,7 @@ export function drawKV(canvas, result, view) {
   const H = view.lecture ? 80 : 56;
   const { ctx, w } = setupCanvas(canvas, H);
   const t = theme();
-  const log = result.passes_log || {};
-  const count = log.count || [], kv = log.kv_tokens || [];
+  const { count: runs, kv_tokens: kv } = result.passes_log.columns;
   const budget = view.kvBudget ?? null;
   const plotW = Math.max(10, w - GUTTER - 4);
   const passMax = Math.max(1, view.passMax || result.metrics?.passes || 1);
@@ -51,10 +51,10 @@ export function drawKV(canvas, result, view) {
   ctx.fillStyle = t.accent; ctx.globalAlpha = 0.35;
   ctx.beginPath(); ctx.moveTo(X(0), Y(0));
   let p = 0, lastX = -1;
-  for (let i = 0; i < count.length; i++) {
-    const x0 = X(p); p += count[i];
+  for (let i = 0; i < runs.length; i++) {
+    const x0 = X(p); p += runs[i];
     const x1 = X(p);
-    if (x1 - lastX < 0.5 && i < count.length - 1) continue;   // pixel-bounded: merge sub-pixel runs
+    if (x1 - lastX < 0.5 && i < runs.length - 1) continue;   // pixel-bounded: merge sub-pixel runs
     ctx.lineTo(x0, Y(kv[i])); ctx.lineTo(x1, Y(kv[i]));
     lastX = x1;
   }

@@ -6,27 +6,26 @@
 
 import { colorFor, setupCanvas, theme, hatch, niceTicks, font } from './canvas-kit.js';
 import { fmt } from './format.js';
-import { SEG } from '../state/records.js';
+import { LAYOUTS, PHASE, count, rowOf } from '../state/records.js';
 
 export const GUTTER = 34;      // px for slot labels
 export const AXIS_H = 18;      // px for the pass axis under the rows
 
 const indexCache = new WeakMap();
 
-/** Per-slot arrays of [first, last, request, phase] sorted by first pass (drawing and binary-search
- *  hit tests); read from the result's segments by the declared layout (state/records.js). */
+/** Per-slot arrays of [first, last, request, phase code] sorted by first pass (drawing and
+ *  binary-search hit tests), from the result's segments table (state/records.js). */
 export function indexSegments(result, slots) {
   let idx = indexCache.get(result);
   if (idx) return idx;
   const rows = Array.from({ length: slots }, () => []);
-  for (const s of result.segments || []) {
-    const slot = s[SEG.slot];
-    if (slot >= 0 && slot < slots) rows[slot].push([s[SEG.first_pass], s[SEG.last_pass], s[SEG.request], s[SEG.phase]]);
+  const { slot, request, phase, first_pass: first, last_pass: last } = result.segments.columns;
+  for (let i = 0, n = count(result.segments); i < n; i++) {
+    const s = slot[i];
+    if (s >= 0 && s < slots) rows[s].push([first[i], last[i], request[i], phase[i]]);
   }
   for (const r of rows) r.sort((a, b) => a[0] - b[0]);
-  const byId = new Map();
-  for (const q of result.requests || []) byId.set(q.id, q);
-  idx = { rows, byId, slots, passes: result.metrics?.passes ?? 0 };
+  idx = { rows, requests: result.requests, slots, passes: result.metrics?.passes ?? 0 };
   indexCache.set(result, idx);
   return idx;
 }
@@ -74,11 +73,11 @@ export function draw(canvas, result, view) {
       if (x1 <= lastEnd) continue;      // fully inside painted pixels: aggregated away
       if (x0 < lastEnd) x0 = lastEnd;
       if (x1 - x0 < devPx) x1 = x0 + devPx;
-      if (phase === 'padding') {
+      if (phase === PHASE.padding) {
         ctx.fillStyle = pad;
       } else {
         ctx.fillStyle = rid == null || rid < 0 ? t.muted : colorFor(rid);
-        ctx.globalAlpha = phase === 'prefill' ? 0.42 : 1;
+        ctx.globalAlpha = phase === PHASE.prefill ? 0.42 : 1;
       }
       ctx.fillRect(x0, y, x1 - x0, hh);
       ctx.globalAlpha = 1;
@@ -174,27 +173,28 @@ export function segmentAt(idx, slot, pass) {
   }
   if (!found || found[1] < pass || pass > idx.passes) return { phase: pass > idx.passes ? 'after' : 'idle', request: null };
   const [, , rid, phase] = found;
-  return { phase, rid, request: rid == null ? null : idx.byId.get(rid) ?? null, first: found[0], last: found[1] };
+  const request = rid >= 0 && rid < count(idx.requests) ? rowOf(idx.requests, rid) : null;   // id = row
+  return { phase: LAYOUTS.phases[phase], rid, request, first: found[0], last: found[1] };
 }
 
 /** How many requests have completed by pass p (for the playhead readout). */
 export function doneBy(result, p) {
+  const done = result.requests.columns.done_pass;
   let n = 0;
-  for (const r of result.requests || []) if (r.done_pass != null && r.done_pass <= p) n++;
+  for (let i = 0; i < done.length; i++) if (done[i] >= 0 && done[i] <= p) n++;
   return n;
 }
 
 /** Simulated time at the end of pass p, from the run-length passes_log (run starts + costs). */
 export function timeAt(result, p) {
-  const log = result.passes_log;
+  const log = result.passes_log?.columns;
   if (!log) return null;
   const runs = log.count;
   const cost = log.cost;
-  if (!runs || !cost) return null;
   // Idle gaps between runs (waiting for arrivals) are in `start`, not in the costs.
   let done = 0;
   for (let i = 0; i < runs.length; i++) {
-    if (done + runs[i] >= p) return (log.start?.[i] ?? 0) + (p - done) * cost[i];
+    if (done + runs[i] >= p) return log.start[i] + (p - done) * cost[i];
     done += runs[i];
   }
   return null;

@@ -1,17 +1,22 @@
 // "Latest call wins": each start() supersedes the previous one; a superseded task sees
-// token.stale and stops. One helper for every stream of work the page can restart (the main run,
-// the side figures, the KV calculator, playback).
+// token.stale and stops, and the engine calls it made with token.signal are cancelled in the
+// engine too. One helper for every stream of work the page can restart (the main run, the side
+// figures, the KV calculator, playback).
 
 export function latest() {
   let gen = 0;
+  let controller = null;
   return {
-    /** Begin a new task; every earlier token becomes stale. */
+    /** Begin a new task; every earlier token becomes stale and its engine calls are cancelled. */
     start() {
+      controller?.abort();
+      controller = new AbortController();
       const my = ++gen;
-      return { get stale() { return my !== gen; } };
+      const { signal } = controller;
+      return { get stale() { return my !== gen; }, signal };
     },
     /** Make every outstanding token stale. */
-    cancel() { gen++; },
+    cancel() { gen++; controller?.abort(); controller = null; },
   };
 }
 

@@ -7,6 +7,7 @@
 // is fetched only when asked for, so an embed loads only its own figure's answers.
 
 import { canonical } from './requests.js';
+import { asTables } from '../state/records.js';
 
 export class Source {
   constructor({ onPending = () => {}, onMiss = () => {} } = {}) {
@@ -32,11 +33,12 @@ export class Source {
     return this.index.size;
   }
 
-  /** Start the Pyodide worker through client.js; onStatus gets its staged progress. */
+  /** Start the engine through client.js; onStatus gets its staged progress. */
   async start(onStatus) {
     try {
-      const mod = await import('./client.js');
-      this.client = mod.startEngine({ onStatus });
+      const [mod, { BUILD }] = await Promise.all([import('./client.js'), import('./build.js')]);
+      // One engine per build: an old build's shared worker (another tab) is not reused.
+      this.client = mod.startEngine({ onStatus, name: `cbx-engine-${BUILD}` });
       await this.client.ready;
       this.live = true;
       this._ready();
@@ -55,13 +57,14 @@ export class Source {
       this.files.set(file, fetch(file).then((r) => {
         if (!r.ok) throw new Error(`${file}: HTTP ${r.status}`);
         return r.json();
-      }));
+      }).then((resp) => (resp.ok ? { ...resp, result: asTables(resp.result) } : resp)));   // the page reads tables
     }
     return unwrap(await this.files.get(file));
   }
 
-  /** Resolve with the protocol result, or reject with an Error whose .detail is the protocol error. */
-  async call(method, params) {
+  /** Resolve with the protocol result, or reject with an Error whose .detail is the protocol error;
+   *  aborting `signal` cancels the call in the engine. */
+  async call(method, params, { signal } = {}) {
     if (!this.live) {
       const key = canonical({ method, params });
       if (this.index.has(key)) {
@@ -75,7 +78,7 @@ export class Source {
     this.onPending(this.pending);
     try {
       if (!this.live) await this.readyPromise;
-      return await this.client.call(method, params);
+      return await this.client.call(method, params, { signal });
     } finally {
       this.pending--;
       this.onPending(this.pending);

@@ -1,13 +1,75 @@
-// The engine's record layouts (py_engine/records.py, shipped in schema()): readers look a field
-// up by its declared name. setRecords() is called once at boot with schema.records.
+// The engine's record layouts (py_engine/records.py, shipped in schema()) and the tables the page
+// reads results through. setRecords() is called once at boot with schema.records.
+//
+// A table is {$table: n, columns: {name: Float64Array | Uint8Array}}: the worker delivers a
+// result's requests, segments and passes log so (py_engine/columns.py); the build-time snapshot's
+// JSON rows are turned into the same tables (asTables), so every reader sees one shape.
 
-const index = (layout) => Object.fromEntries(layout.map((f, i) => [f.name, i]));
-
-/** SEG.slot, SEG.request, ...: positions in a segment row, by the declared names. */
-export const SEG = {};
 export const LAYOUTS = { request: [], segment: [], passes_log: [], phases: [] };
+export const PHASE = {};             // phase name -> its code in a segments table
 
 export function setRecords(records) {
   Object.assign(LAYOUTS, records);
-  Object.assign(SEG, index(records.segment));
+  records.phases.forEach((p, i) => { PHASE[p] = i; });
+}
+
+const names = (layout) => layout.map((f) => f.name);
+
+function fromObjects(rows, cols) {
+  const columns = Object.fromEntries(cols.map((c) => [c, new Float64Array(rows.length)]));
+  rows.forEach((r, i) => { for (const c of cols) columns[c][i] = r[c]; });
+  return { $table: rows.length, columns };
+}
+
+function fromSegments(rows) {
+  const cols = names(LAYOUTS.segment);
+  const columns = Object.fromEntries(cols.map((c) => [c, c === 'phase' ? new Uint8Array(rows.length) : new Float64Array(rows.length)]));
+  rows.forEach((r, i) => cols.forEach((c, j) => { columns[c][i] = c === 'phase' ? PHASE[r[j]] : r[j]; }));
+  return { $table: rows.length, columns };
+}
+
+function fromColumns(obj) {
+  const cols = names(LAYOUTS.passes_log);
+  const n = obj[cols[0]].length;
+  return { $table: n, columns: Object.fromEntries(cols.map((c) => [c, Float64Array.from(obj[c])])) };
+}
+
+const isResult = (x) => x && typeof x === 'object' && 'segments' in x && 'requests' in x && 'passes_log' in x;
+
+/** A result (or a compare of results) in JSON row form → the same with tables; tables pass through. */
+export function asTables(doc) {
+  if (isResult(doc)) {
+    if (!Array.isArray(doc.requests)) return doc;
+    return { ...doc, requests: fromObjects(doc.requests, names(LAYOUTS.request)),
+      segments: fromSegments(doc.segments), passes_log: fromColumns(doc.passes_log) };
+  }
+  if (doc && typeof doc === 'object' && !Array.isArray(doc)) {
+    return Object.fromEntries(Object.entries(doc).map(([k, v]) => [k, isResult(v) ? asTables(v) : v]));
+  }
+  return doc;
+}
+
+export const count = (table) => table?.$table ?? 0;
+
+/** Row i of a table as an object (a phase code becomes its name). */
+export function rowOf(table, i) {
+  const out = {};
+  for (const [k, col] of Object.entries(table.columns)) out[k] = k === 'phase' ? LAYOUTS.phases[col[i]] : col[i];
+  return out;
+}
+
+/** A result with tables → the JSON row form the engine's native API returns (for exports). */
+export function toRows(doc) {
+  if (isResult(doc)) {
+    if (Array.isArray(doc.requests)) return doc;
+    const seg = names(LAYOUTS.segment);
+    return { ...doc,
+      requests: Array.from({ length: count(doc.requests) }, (_, i) => rowOf(doc.requests, i)),
+      segments: Array.from({ length: count(doc.segments) }, (_, i) => { const r = rowOf(doc.segments, i); return seg.map((c) => r[c]); }),
+      passes_log: Object.fromEntries(Object.entries(doc.passes_log.columns).map(([k, v]) => [k, Array.from(v)])) };
+  }
+  if (doc && typeof doc === 'object' && !Array.isArray(doc)) {
+    return Object.fromEntries(Object.entries(doc).map(([k, v]) => [k, isResult(v) ? toRows(v) : v]));
+  }
+  return doc;
 }

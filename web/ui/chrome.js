@@ -17,9 +17,10 @@ const STAGES = {
 export function showStatus(s) {
   const text = STAGES[s.stage] || s.stage;
   const pct = s.stage !== 'ready' && s.stage !== 'failed' && s.progress > 0 ? ` ${Math.round(100 * s.progress)}%` : '';
+  const slow = s.stage === 'ready' && s.via === 'fresh' ? ` (${s.detail})` : '';
   $('engine-status-text').textContent = s.stage === 'failed'
     ? `${text}: ${s.detail}. Showing the build-time result.`
-    : `${text}${pct}${s.stage === 'ready' ? '' : '… (showing the build-time result)'}`;
+    : `${text}${pct}${s.stage === 'ready' ? slow : '… (showing the build-time result)'}`;
   $('engine-progress').value = s.progress || 0;
 }
 
@@ -53,7 +54,7 @@ export function wireExports(ctx, figures) {
     const lanes = ctx.canvases().map((l) => ({ canvas: l.canvas, title: l.title, stats: l.stats.textContent }));
     const res = ctx.result(), sp = res.speedup;
     const title = `Continuous batching: ×${sp.time.toFixed(2)} faster (×${sp.passes.toFixed(2)} in passes)`;
-    const subtitle = `${res[ctx.lanes()[0]].requests.length.toLocaleString('en-US')} requests · ${ctx.describe()}`;
+    const subtitle = `${res[ctx.lanes()[0]].requests.$table.toLocaleString('en-US')} requests · ${ctx.describe()}`;
     X.download(X.fileName('timeline', 'png'), await X.timelinePNG({ title, subtitle, lanes }), 'image/png');
   });
   $('btn-csv').addEventListener('click', () => X.download(X.fileName('requests', 'csv'), X.toCSV(ctx.result(), ctx.lanes()), 'text/csv'));

@@ -2,22 +2,23 @@
 // copy an iframe embed snippet. Numbers are written with String(n), exactly as the engine gave them.
 
 import { theme, font } from '../draw/canvas-kit.js';
-import { LAYOUTS } from '../state/records.js';
+import { LAYOUTS, count, toRows } from '../state/records.js';
 
 /** One row per request per scheduler; the columns are the declared request record (records.py). */
 export function toCSV(compare, schedulers) {
   const cols = LAYOUTS.request.map((f) => f.name);
   const lines = [['scheduler', ...cols].join(',')];
   for (const s of schedulers) {
-    for (const r of compare[s]?.requests || []) {
-      lines.push([s, ...cols.map((k) => (r[k] == null ? '' : String(r[k])))].join(','));
-    }
+    const t = compare[s]?.requests;
+    if (!t) continue;
+    for (let i = 0; i < count(t); i++) lines.push([s, ...cols.map((k) => String(t.columns[k][i]))].join(','));
   }
   return `${lines.join('\n')}\n`;
 }
 
+/** The request and its result, exactly as the native engine's JSON would have them. */
 export function toJSON(request, compare) {
-  return JSON.stringify({ request, result: compare }, null, 1);
+  return JSON.stringify({ request, result: toRows(compare) }, null, 1);
 }
 
 /** Download names (built, so the site checker does not mistake them for files we serve). */

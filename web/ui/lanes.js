@@ -7,6 +7,7 @@ import { drawKV } from '../draw/kvstrip.js';
 import { colorFor } from '../draw/canvas-kit.js';
 import { fmt, fmtPct, fmtTime } from '../draw/format.js';
 import { el } from './dom.js';
+import { count } from '../state/records.js';
 
 const getPath = (obj, path) => path.split('.').reduce((o, k) => (o == null ? undefined : o[k]), obj);
 

@@ -5,6 +5,7 @@ import { doneBy, timeAt } from '../draw/timeline.js';
 import { fmt, fmtTime } from '../draw/format.js';
 import { latest } from '../engine/latest.js';
 import { $ } from './dom.js';
+import { count } from '../state/records.js';
 
 const PLAY_SECONDS = 8;            // a whole run plays in this long
 const REDUCED_STEP_MS = 700;       // reduced motion: a tenth of the run per step, this often
@@ -28,7 +29,7 @@ export function createPlayer(ctx) {
     const parts = [`pass ${fmt(p)} of ${fmt(pm)}`];
     for (const [s, r] of ctx.results()) {
       const t = timeAt(r, Math.min(p, r.metrics.passes));
-      parts.push(`${s}: ${fmt(doneBy(r, p))}/${fmt(r.requests.length)} done${t == null ? '' : ` by ${fmtTime(t, r.unit)}`}`);
+      parts.push(`${s}: ${fmt(doneBy(r, p))}/${fmt(count(r.requests))} done${t == null ? '' : ` by ${fmtTime(t, r.unit)}`}`);
     }
     $('playhead-readout').textContent = parts.join(' · ');
     $('btn-play').textContent = playing ? '❚❚ Pause' : '▶ Play';

@@ -57,7 +57,7 @@ export function createSideWork(ctx) {
     for (const { x, req } of reqs) {
       if (token.stale) return;
       let res = null;
-      try { res = await source.call(req.method, req.params); } catch { /* a failed point stays empty */ }
+      try { res = await source.call(req.method, req.params, { signal: token.signal }); } catch { /* a failed or cancelled point stays empty */ }
       if (token.stale) return;
       got.push([x, ...(def.limit ? sizingPoint(res, sched, def) : speedupPoint(res))]);
       points[name] = got.slice();
@@ -71,12 +71,12 @@ export function createSideWork(ctx) {
     const key = JSON.stringify(req) + source.live;
     if (stallKey === key) return;
     try {
-      const res = await source.call(req.method, req.params);
+      const res = await source.call(req.method, req.params, { signal: token.signal });
       if (token.stale) return;
       stallKey = key;
       renderStall($('cost-panel'), res);
     } catch (err) {
-      $('cost-panel').textContent = err.detail?.message || err.message;
+      if (!token.stale) $('cost-panel').textContent = err.detail?.message || err.message;
     }
   }
 
@@ -106,7 +106,7 @@ export function createSideWork(ctx) {
     for (const e of $('kv-form').querySelectorAll('.error')) e.textContent = '';
     try {
       const req = kvRequest(params);
-      const res = await source.call(req.method, req.params);
+      const res = await source.call(req.method, req.params, { signal: token.signal });
       if (token.stale) return;
       renderKV($('kv-result'), res, ctx.onUseKV);
     } catch (err) {

@@ -1,0 +1,118 @@
+// Boot the engine inside a worker: read manifest.json, download and check every runtime file, the
+// engine wheel and the engine's memory snapshot (made at build time by tools/memsnap.mjs), then
+// restore Python from that snapshot, about a second. If the snapshot cannot be used (missing,
+// tampered, no DecompressionStream, a failed restore), boot Python the slow way and say why; a
+// failure of the runtime itself names the file and ends the boot.
+//
+// boot(status) -> {pyodide, Job, handleJson, via: "snapshot" | "fresh", note}
+
+import { downloadAll, serveVerified, forgetVerified, installFetch, sha256hex, gunzip } from './fetch.js';
+
+export const SITE = new URL('../', import.meta.url);   // this file sits in engine/ under the site root
+
+async function readManifest() {
+  try {
+    // Always revalidate: a manifest cached across a redeploy would flag every new file as tampered.
+    const res = await fetch(new URL('manifest.json', SITE), { cache: 'no-cache' });
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    const m = await res.json();
+    if (!m?.pyodide?.runtime || !m?.engine?.wheel) throw new Error('not a manifest of this site (pyodide.runtime or engine.wheel missing)');
+    return m;
+  } catch (e) {
+    throw new Error(`manifest.json: ${e.message}`);
+  }
+}
+
+const quiet = { stdout: () => {}, stderr: (s) => console.warn(s) };
+
+/** The engine's files into site-packages (a restored snapshot has its modules in memory already;
+ *  the files serve tracebacks and any module imported later). */
+function install(pyodide, wheel) {
+  const sitePackages = pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
+  try {
+    pyodide.unpackArchive(wheel.bytes, 'wheel', { extractDir: sitePackages });
+  } catch (e) {
+    throw new Error(`${wheel.name}: not a usable wheel (${e.message})`);
+  }
+  pyodide.runPython('import importlib; importlib.invalidate_caches()');
+}
+
+// Pyodide 0.27.7's memory-snapshot header (pyodide.asm.js makeSnapshot / restoreSnapshot): a
+// magic number, then the offset of the heap image. Pyodide hangs instead of failing on a buffer
+// that is not a snapshot, so the header is checked first.
+const SNAPSHOT_MAGIC = 1886286592;
+const SNAPSHOT_HEADER = 48;
+const RESTORE_STALL_MS = 30000;   // a valid restore takes about a second; this only ends a hang
+
+async function restore(loadPyodide, indexURL, snapshot) {
+  const raw = await gunzip(snapshot.bytes, snapshot.name);
+  if ((await sha256hex(raw)) !== snapshot.raw_sha256) throw new Error(`${snapshot.name}: integrity check failed after inflating`);
+  const head = new Uint32Array(raw.buffer, raw.byteOffset, Math.min(4, raw.byteLength >> 2));
+  if (raw.byteLength < SNAPSHOT_HEADER || head[0] !== SNAPSHOT_MAGIC || head[1] < SNAPSHOT_HEADER || head[1] >= raw.byteLength) {
+    throw new Error('not a Pyodide memory snapshot (bad header)');
+  }
+  let timer;
+  const stall = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer after ${RESTORE_STALL_MS / 1000} s`)), RESTORE_STALL_MS); });
+  try {
+    return await Promise.race([loadPyodide({ indexURL, _loadSnapshot: raw, ...quiet }), stall]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function boot(status) {
+  if (typeof WebAssembly !== 'object') throw new Error('this browser has no WebAssembly');
+  if (!crypto.subtle) throw new Error('integrity checks need a secure context (https or localhost)');
+  status('download', 0, 'manifest.json');
+  const manifest = await readManifest();
+  const py = manifest.pyodide;
+  const indexURL = new URL(py.indexURL, SITE).href;
+  installFetch(SITE);
+
+  // Every runtime file, the engine wheel and (optional) the memory snapshot, in parallel.
+  const runtime = Object.entries(py.runtime).map(([f, v]) => ({
+    url: indexURL + f, name: `pyodide/${f}`, sha256: v.sha256, bytes: v.bytes,
+    gzip: v.gzip && { url: indexURL + v.gzip.file, sha256: v.gzip.sha256, bytes: v.gzip.bytes } }));
+  const eng = manifest.engine;
+  const wheel = { url: new URL(eng.wheel, SITE).href, name: eng.wheel, sha256: eng.sha256, bytes: eng.bytes };
+  const snap = eng.memory_snapshot && { url: new URL(eng.memory_snapshot.file, SITE).href, name: eng.memory_snapshot.file,
+    sha256: eng.memory_snapshot.sha256, bytes: eng.memory_snapshot.bytes, raw_sha256: eng.memory_snapshot.raw_sha256, optional: true };
+  const items = [...runtime, wheel, ...(snap ? [snap] : [])];
+  const { files, cached } = await downloadAll(items, (p, got, total) =>
+    status('download', p, `${(got / 1e6).toFixed(1)} of ${(total / 1e6).toFixed(1)} MB`));
+  runtime.forEach((it, i) => serveVerified(it.url, files[i], it.sha256));
+  wheel.bytes = files[runtime.length];
+
+  const { loadPyodide } = await import(indexURL + 'pyodide.mjs');
+  let pyodide = null, via = 'fresh', note = '';
+  if (!snap) note = 'this build has no memory snapshot';
+  else if (files[items.length - 1] instanceof Error) note = files[items.length - 1].message;
+  else {
+    status('start', 0.2, 'restoring Python from the memory snapshot');
+    try {
+      pyodide = await restore(loadPyodide, indexURL, { ...snap, bytes: files[items.length - 1] });
+      via = 'snapshot';
+    } catch (e) {
+      note = `${snap.name}: could not be restored (${e.message})`;
+    }
+  }
+  if (!pyodide) {
+    status('start', 0.2, `starting Python ${py.python} without the memory snapshot: ${note}`);
+    pyodide = await loadPyodide({ indexURL, ...quiet });
+  }
+  install(pyodide, wheel);
+  forgetVerified();   // ~15 MB that Pyodide has taken in
+
+  status('engine', 0.8, `py_engine ${eng.version}`);
+  let handleJson, Job;
+  try {
+    pyodide.runPython('from py_engine.protocol import handle_json as _cbx_call, Job as _cbx_job');
+    handleJson = pyodide.globals.get('_cbx_call');
+    Job = pyodide.globals.get('_cbx_job');
+  } catch (e) {
+    throw new Error(`${wheel.name}: py_engine could not be imported (${String(e.message).split('\n').filter(Boolean).pop()})`);
+  }
+  const probe = JSON.parse(handleJson(JSON.stringify({ method: 'schema', params: {} })));
+  if (!probe.ok) throw new Error(`py_engine self-test failed: ${probe.error && probe.error.message}`);
+  return { pyodide, handleJson, Job, via, note, cached, manifest };
+}

@@ -1,0 +1,147 @@
+// Verified downloads for the engine host: every file is checked against the sha256 that
+// manifest.json gives before anything uses it; gzip-shipped files are inflated and checked again.
+// Checked files are kept in Cache Storage under their sha256, so a repeat visit downloads nothing
+// (entries are checked again when read; a bad or missing one just means a download). Pyodide's own
+// fetch()es of these files are answered from the checked bytes (installFetch).
+
+export async function sha256hex(bytes) {
+  const digest = await crypto.subtle.digest('SHA-256', bytes);
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** Fetch a file fully, reporting bytes as they arrive, and check its sha256. */
+async function fetchVerified(url, name, sha256, onBytes) {
+  let res;
+  try {
+    res = await fetch(url);
+  } catch (e) {
+    throw new Error(`${name}: could not be fetched (${e.message})`);
+  }
+  if (!res.ok) {
+    res.body?.cancel().catch(() => {});   // release the connection
+    throw new Error(`${name}: HTTP ${res.status} ${res.statusText}`.trim());
+  }
+  const chunks = [];
+  let size = 0;
+  const reader = res.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.length;
+    onBytes(value.length);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) { bytes.set(c, at); at += c.length; }
+  const got = await sha256hex(bytes);
+  if (got !== sha256) {
+    throw new Error(`${name}: integrity check failed (sha256 ${got.slice(0, 12)}…, `
+                    + `manifest says ${sha256.slice(0, 12)}…) — the file is corrupted or tampered`);
+  }
+  return bytes;
+}
+
+/** Inflate gzip bytes (DecompressionStream); a clear error names the file when they are not gzip. */
+export async function gunzip(bytes, name) {
+  if (typeof DecompressionStream !== 'function') throw new Error(`${name}: this browser cannot inflate gzip (no DecompressionStream)`);
+  try {
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return new Uint8Array(await new Response(stream).arrayBuffer());
+  } catch (e) {
+    throw new Error(`${name}: not a valid gzip file (${e.message})`);
+  }
+}
+
+const CACHE_NAME = 'cbx-runtime-v1';
+const cacheKey = (url, sha256) => `${url}?sha256=${sha256}`;
+
+async function openCache() {
+  try { return await caches.open(CACHE_NAME); } catch { return null; }
+}
+
+async function fromCache(cache, url, sha256) {
+  if (!cache) return null;
+  try {
+    const hit = await cache.match(cacheKey(url, sha256));
+    if (!hit) return null;
+    const bytes = new Uint8Array(await hit.arrayBuffer());
+    if ((await sha256hex(bytes)) === sha256) return bytes;
+    await cache.delete(cacheKey(url, sha256));
+  } catch { /* treat as a miss */ }
+  return null;
+}
+
+/** Keep exactly these files (entries of older builds are dropped); returns how many it holds. */
+async function storeInCache(cache, entries) {
+  if (!cache) return 0;
+  try {
+    const keep = new Set(entries.map(([url, sha256]) => cacheKey(url, sha256)));
+    for (const req of await cache.keys()) if (!keep.has(req.url)) await cache.delete(req);
+    for (const [url, sha256, bytes] of entries) {
+      if (!(await cache.match(cacheKey(url, sha256)))) await cache.put(cacheKey(url, sha256), new Response(bytes));
+    }
+    return (await cache.keys()).length;
+  } catch { return 0; /* quota or private mode: the next visit downloads again */ }
+}
+
+/**
+ * Download every item in parallel, verified: [{url, name, sha256, bytes, gzip?: {url, sha256,
+ * bytes}}] → Promise<[Uint8Array|Error]> in order (the file's own bytes, inflated when it was
+ * shipped as gzip). An item with optional: true yields its Error instead of failing the lot.
+ * cached: a Promise of how many entries Cache Storage holds once the background fill is done.
+ */
+export async function downloadAll(items, onProgress) {
+  const total = items.reduce((s, it) => s + ((it.gzip || it).bytes || 0), 0) || 1;
+  let received = 0;
+  const progress = (n) => { received += n; onProgress(Math.min(received / total, 1), received, total); };
+  const cache = await openCache();
+  const toStore = [];
+  const out = await Promise.all(items.map(async (it) => {
+    try {
+      const src = it.gzip ? { url: it.gzip.url, sha256: it.gzip.sha256, name: `${it.name}.gz` } : it;
+      let bytes = await fromCache(cache, src.url, src.sha256);
+      if (bytes) progress(bytes.length);
+      else bytes = await fetchVerified(src.url, src.name, src.sha256, progress);
+      toStore.push([src.url, src.sha256, bytes]);
+      if (!it.gzip) return bytes;
+      const raw = await gunzip(bytes, src.name);
+      if ((await sha256hex(raw)) !== it.sha256) throw new Error(`${it.name}: integrity check failed after inflating ${src.name}`);
+      return raw;
+    } catch (e) {
+      if (it.optional) return e;
+      throw e;
+    }
+  }));
+  return { files: out, cached: storeInCache(cache, toStore) };
+}
+
+const verified = new Map();   // absolute URL -> {bytes, sha256}
+
+/** From now on, fetch(url) of a verified file is answered from its checked bytes. */
+export function serveVerified(url, bytes, sha256) { verified.set(new URL(url).href, { bytes, sha256 }); }
+export function forgetVerified() { verified.clear(); }
+
+function hexToBase64(hex) {
+  return btoa(String.fromCharCode(...hex.match(/../g).map((h) => parseInt(h, 16))));
+}
+
+/** Wrap self.fetch so Pyodide's requests for verified files get the checked bytes. */
+export function installFetch(base) {
+  const networkFetch = self.fetch.bind(self);
+  self.fetch = (input, init = {}) => {
+    const url = new URL(input instanceof Request ? input.url : String(input), base).href;
+    const hit = verified.get(url);
+    if (!hit) return networkFetch(input, init);
+    // Keep Subresource Integrity semantics for requests that carry it (loadPackage does).
+    if (init.integrity) {
+      const m = /^sha256-(\S+)$/.exec(init.integrity.trim());
+      if (!m) return networkFetch(input, init);
+      if (m[1] !== hexToBase64(hit.sha256)) {
+        return Promise.reject(new TypeError(`Failed to fetch '${url}': integrity mismatch (sha256)`));
+      }
+    }
+    const type = url.endsWith('.wasm') ? 'application/wasm' : 'application/octet-stream';
+    return Promise.resolve(new Response(hit.bytes, { status: 200, headers: { 'Content-Type': type } }));
+  };
+}
