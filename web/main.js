@@ -13,7 +13,7 @@ import { buildControls } from './ui/controls.js';
 import { createLanes } from './ui/lanes.js';
 import { createPlayer } from './ui/player.js';
 import { renderCards } from './ui/cards.js';
-import { renderHeadline, showNote } from './ui/headline.js';
+import { renderHeadline, showNote, markStale, clearStale } from './ui/headline.js';
 import { createSideWork } from './ui/sidework.js';
 import { showStatus, buildPresetButtons, markPreset, wireExports, wireKeys } from './ui/chrome.js';
 import { $ } from './ui/dom.js';
@@ -21,7 +21,9 @@ import { invalidateTheme } from './draw/canvas-kit.js';
 
 const root = document.documentElement;
 const FIGURES = [...document.querySelectorAll('[data-figure]')].map((s) => s.dataset.figure);
-const WAIT_TEXT = 'Simulating this scenario in your browser… (the engine answers as soon as it has loaded)';
+const WAIT_TEXT = 'computing… (the engine answers as soon as it has loaded)';
+const BUSY_TEXT = 'simulating…';
+const BUSY_MS = 300;   // a live run that takes longer than this shows the busy state
 const view = createView(root);
 const app = { source: null, values: {}, cmp: null, req: null, inflight: null, fromSnapshot: false, viewErrors: false, fatal: null, tInput: null, drawn: 0 };
 let ctx, controls, lanes, player, side;
@@ -168,7 +170,8 @@ async function compute() {
   const token = mainRun.start();
   const req = pageRequests(ctx, { values: app.values, view: view.get() }).main;
   const fromSnapshot = !app.source.live && app.source.hasSnapshot(req.method, req.params);
-  if (!app.source.live && !fromSnapshot) showNote(WAIT_TEXT);
+  if (!app.source.live && !fromSnapshot) markStale(WAIT_TEXT);
+  const busy = app.source.live ? setTimeout(() => { if (!token.stale) markStale(BUSY_TEXT); }, BUSY_MS) : null;
   app.inflight = (async () => {
     let note = null;
     try {
@@ -186,6 +189,7 @@ async function compute() {
       if (!(d.type === 'ScenarioError' && controls.showEngineError(d))) $('form-message').textContent = d.message;
       note = `Not simulated: ${d.message}${app.cmp ? ' — still showing the last good result.' : ''}`;
     } finally {
+      clearTimeout(busy);
       if (!token.stale) showNote(note, true);
     }
   })();
@@ -195,6 +199,7 @@ async function compute() {
 function renderMain() {
   const cmp = app.cmp;
   renderHeadline(cmp, ctx.schema.schedulers.filter((s) => s.base).map((s) => s.name));
+  clearStale();
   const t0 = performance.now();
   lanes.render();
   lanes.frame();

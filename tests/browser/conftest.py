@@ -1,7 +1,7 @@
 """Browser test harness: the built site served with the strict CSP, a Chromium page that fails its
 test on any console error, HTTP error, off-origin request or CSP violation, and the native engine.
 
-Fixtures: site_dist, site_url, serve_dir, strict_page, page_problems, native. Helpers (waiting for
+Fixtures: site_dist, site_url, serve_dir, server_log, strict_page, page_problems, native. Helpers (waiting for
 the page's state, reading its numbers, comparing them with native runs) are plain functions in
 tests/support/page.py.
 Marker:   @pytest.mark.allow_problems(r"regex", ...) for a test that expects some page problems
@@ -105,6 +105,12 @@ def serve_dir():
 
 
 @pytest.fixture(scope="session")
+def server_log():
+    """server_log(url) -> the (path, status) list of every response the server of `url` sent."""
+    return lambda url: SERVERS[_origin(url)].served
+
+
+@pytest.fixture(scope="session")
 def site_url(site_dist, serve_dir) -> str:
     """Base URL (ending in /) of the built site, served with the strict Content-Security-Policy."""
     return serve_dir(site_dist)
@@ -133,7 +139,14 @@ def page_problems() -> list[str]:
 
 
 @pytest.fixture
-def strict_page(page, page_problems, request):
+def page_origins() -> set[str]:
+    """Origins strict_page accepts besides the first page loaded (a test that embeds the site in
+    another origin's page adds the site's)."""
+    return set()
+
+
+@pytest.fixture
+def strict_page(page, page_problems, page_origins, request):
     """A Playwright page that fails the test at teardown on: a console error or uncaught exception
     (page or worker), an HTTP status >= 400, a failed request, a request to another origin than the
     first page loaded (Web Worker requests included) or a CSP violation."""
@@ -145,7 +158,7 @@ def strict_page(page, page_problems, request):
             return  # not network requests; CSP decides whether they are allowed
         if "origin" not in origin and req.is_navigation_request():
             origin["origin"] = _origin(req.url)
-        if _origin(req.url) != origin.get("origin"):
+        if _origin(req.url) != origin.get("origin") and _origin(req.url) not in page_origins:
             problems.append(f"off-origin request: {req.method} {req.url}")
 
     def on_response(resp):

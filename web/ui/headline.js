@@ -13,11 +13,25 @@ export function renderHeadline(cmp, [slow, fast]) {
   $('hl-passes-static').textContent = fmt(cmp[slow].metrics.passes);
 }
 
-/** The note under the headline: "simulating…" while the engine is asked, or why a run failed
- *  (bad = true); null hides it. */
+/** The note under the headline: why a run failed (bad = true), or null to hide it. */
 export function showNote(text, bad = false) {
   const wait = $('timeline-wait');
   wait.textContent = text || '';
   wait.classList.toggle('bad', !!text && bad);
   wait.hidden = !text;
 }
+
+/**
+ * The shown numbers no longer belong to the controls (a change the engine has not answered yet):
+ * every metric is blanked (never the old number under a new control), the figures dim and say
+ * `text` ("computing…"). <html data-stale> is the hook. clearStale() when the answer is drawn.
+ */
+export function markStale(text) {
+  const root = document.documentElement;
+  if (root.dataset.stale === text) return;
+  root.dataset.stale = text;
+  for (const e of document.querySelectorAll('[data-metric]')) { e.dataset.value = ''; e.textContent = '…'; }
+  for (const e of document.querySelectorAll('.busy-label')) e.textContent = text;
+}
+
+export function clearStale() { delete document.documentElement.dataset.stale; }

@@ -53,6 +53,8 @@ export function createSideWork(ctx) {
     const def = schema.figures[name].sweep;
     const sched = sweepSchedulers(def, ctx.state().lanes, schema.schedulers)[0];
     const got = [];
+    points[name] = [];          // the old points belong to other values: clear them first
+    draw(name);
     sweepUI(name, { done: 0, total: reqs.length });
     for (const { x, req } of reqs) {
       if (token.stale) return;
@@ -70,6 +72,9 @@ export function createSideWork(ctx) {
   async function stall(token, req) {
     const key = JSON.stringify(req) + source.live;
     if (stallKey === key) return;
+    if (!source.live && !source.hasSnapshot(req.method, req.params)) {
+      $('cost-panel').textContent = 'computing… (the engine answers as soon as it has loaded)';
+    }
     try {
       const res = await source.call(req.method, req.params, { signal: token.signal });
       if (token.stale) return;
