@@ -2,19 +2,31 @@
 
     .venv/bin/python -m tools.measure [--runs 3]          # what `python3 build.py measure` runs
 
-Serves dist/, loads the page cold (fresh browser context) `runs` times and once warm, and prints
-navigation -> snapshot drawn / engine ready, the status line's stages and the bytes served.
+Prints, from one run on this machine:
+  - the reference: a bare Pyodide boot of the shipped runtime (loadPyodide in a Worker, no
+    packages, navigation -> Python answers), median of `runs` fresh browser contexts;
+  - the page's cold navigation -> data-state=ready, median of `runs` fresh contexts;
+  - a warm reload (same context: Cache Storage filled);
+  - a non-default embed (not in the build-time snapshot): navigation -> its numbers equal the
+    native engine's;
+each as milliseconds and as a ratio to the bare boot, with the bytes the page transferred.
 bench/page.py uses `load()` from here for its own load milestones.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
+import json
+import shutil
 import statistics
+import sys
+import tempfile
 import threading
+from pathlib import Path
 
 from .browser import launch
-from .common import DIST
+from .common import DIST, ROOT
 from .server import make_server
 
 # Timestamps every change of the page's status line (init scripts are not subject to the CSP).
@@ -25,6 +37,20 @@ new MutationObserver(() => {
   if (el) window.__cbxStatus.push([performance.now(), el.textContent]);
 }).observe(document, {subtree: true, childList: true, characterData: true});
 """
+
+# The reference page: Pyodide's own loader on the shipped runtime, in a module Worker.
+BARE_HTML = ('<!doctype html><meta charset="utf-8"><title>bare Pyodide</title>'
+             '<link rel="icon" href="favicon.svg"><script type="module" src="bare.js"></script>')
+BARE_JS = """
+const w = new Worker(new URL('./bare-worker.js', import.meta.url), { type: 'module' });
+w.onmessage = (e) => { document.documentElement.dataset.bare = String(performance.now()); };
+"""
+BARE_WORKER = """
+const { loadPyodide } = await import('./pyodide/pyodide.mjs');
+const py = await loadPyodide({ indexURL: new URL('./pyodide/', import.meta.url).href });
+postMessage(py.runPython('1 + 1'));
+"""
+EMBED = "?embed=timeline&requests=48&skew=0.7&slots=12"   # not in the build-time snapshot
 
 
 def serve_dist(directory=DIST):
@@ -64,37 +90,99 @@ def _stages(stages):
     return " | ".join(f"{t:.0f} ms {s}" for t, s in seen)
 
 
+def _site_with_reference(tmp: Path) -> Path:
+    """dist/ plus the bare-boot reference page and the raw .wasm Pyodide's own loader fetches."""
+    site = tmp / "site"
+    shutil.copytree(DIST, site)
+    (site / "bare.html").write_text(BARE_HTML)
+    (site / "bare.js").write_text(BARE_JS)
+    (site / "bare-worker.js").write_text(BARE_WORKER)
+    gz = site / "pyodide" / "pyodide.asm.wasm.gz"
+    (site / "pyodide" / "pyodide.asm.wasm").write_bytes(gzip.decompress(gz.read_bytes()))
+    return site
+
+
+def _served_bytes(server, start):
+    """Bytes the server sent since entry `start` of its log (it sees the engine worker's requests,
+    which no page listener does)."""
+    return sum(size for _, status, size in server.served[start:] if status == 200)
+
+
+def _native_passes(query):
+    sys.path.insert(0, str(ROOT))
+    from py_engine.protocol import handle
+    sys.path.insert(0, str(ROOT / "tests"))
+    from support.urls import scenario_from_query
+    r = handle({"method": "compare", "params": {"scenario": scenario_from_query(query)}})
+    return r["result"]["continuous"]["metrics"]["passes"]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description="time cold and warm loads of dist/")
     ap.add_argument("--runs", type=int, default=3)
     a = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
-    url, server = serve_dist()
-    rows = []
-    with sync_playwright() as p:
-        browser = launch(p)
-        for i in range(a.runs):
-            ctx = browser.new_context()
-            page = ctx.new_page()
-            page.add_init_script(STATUS_RECORDER)
-            r = load(page, url)
-            rows.append((r["snapshot_ms"], r["ready_ms"], r["bytes"]))
-            print(f"cold load {i + 1}: state={r['state']}  navigation -> snapshot drawn "
-                  f"{r['snapshot_ms']:.0f} ms, -> engine ready {r['ready_ms']:.0f} ms;  "
-                  f"{r['requests']} requests, {r['bytes'] / 1e6:.2f} MB served")
-            print("    status line: " + _stages(r["stages"]))
-            if i == a.runs - 1:
+    with tempfile.TemporaryDirectory() as tmp:
+        url, server = serve_dist(_site_with_reference(Path(tmp)))
+        want = _native_passes(EMBED)
+        bare, cold, embed = [], [], []
+        with sync_playwright() as p:
+            browser = launch(p)
+            for i in range(a.runs):
+                ctx = browser.new_context()
+                page = ctx.new_page()
+                page.goto(url + "bare.html")
+                page.wait_for_selector("html[data-bare]", state="attached", timeout=180_000)
+                bare.append(float(page.get_attribute("html", "data-bare")))
+                ctx.close()
+            warm = []
+            for i in range(a.runs):
+                ctx = browser.new_context()
+                page = ctx.new_page()
+                page.add_init_script(STATUS_RECORDER)
+                start = len(server.served)
+                r = load(page, url)
+                r["bytes"] = _served_bytes(server, start)
+                cold.append(r)
+                print(f"cold load {i + 1}: state={r['state']}  navigation -> snapshot drawn "
+                      f"{r['snapshot_ms']:.0f} ms, -> engine ready {r['ready_ms']:.0f} ms;  "
+                      f"{r['bytes'] / 1e6:.2f} MB transferred")
+                print("    status line: " + _stages(r["stages"]))
+                page.close()   # the engine's shared worker ends with its last page
+                start = len(server.served)
                 w = load(ctx.new_page(), url)
-                print(f"warm reload: state={w['state']}  -> snapshot drawn {w['snapshot_ms']:.0f} ms, "
-                      f"-> engine ready {w['ready_ms']:.0f} ms;  {w['requests']} requests "
-                      f"({w['revalidated']} revalidated, 304), {w['bytes'] / 1e6:.2f} MB served")
-            ctx.close()
-        browser.close()
-    server.shutdown()
-    med = [statistics.median(c) for c in zip(*rows)]
-    print(f"median of {a.runs} cold loads: snapshot drawn {med[0]:.0f} ms, engine ready "
-          f"{med[1]:.0f} ms, {med[2] / 1e6:.2f} MB served")
+                w["bytes"] = _served_bytes(server, start)
+                warm.append(w)
+                ctx.close()
+            for i in range(a.runs):
+                ctx = browser.new_context()
+                page = ctx.new_page()
+                page.goto(url + EMBED)
+                done = page.wait_for_function(
+                    """(want) => { const e = document.querySelector('[data-metric="continuous.passes"]');
+                         return e && e.dataset.value === String(want) && performance.now(); }""",
+                    arg=want, timeout=180_000, polling="raf")
+                embed.append(done.json_value())
+                ctx.close()
+            browser.close()
+        server.shutdown()
+
+    ref = statistics.median(bare)
+    med = lambda xs: statistics.median(xs)  # noqa: E731
+    ready = med([r["ready_ms"] for r in cold])
+    print(f"reference: bare Pyodide boot of the shipped runtime (no packages), median of {a.runs}: "
+          f"{ref:.0f} ms  ({', '.join(f'{x:.0f}' for x in bare)})")
+    print(f"cold navigation -> ready, median of {a.runs} fresh contexts: {ready:.0f} ms "
+          f"= {ready / ref:.2f} x the bare boot   (target <= 0.5)")
+    wr = med([x["ready_ms"] for x in warm])
+    print(f"warm reload (same browser profile) -> ready, median of {a.runs}: {wr:.0f} ms = "
+          f"{wr / ref:.2f} x   (target <= 0.4); {med([x['bytes'] for x in warm]) / 1e6:.2f} MB transferred")
+    print(f"non-default embed {EMBED} -> numbers equal native, median of {a.runs}: "
+          f"{med(embed):.0f} ms = {med(embed) / ref:.2f} x   (target <= 0.6)")
+    print(f"first visit transferred (median): {med([r['bytes'] for r in cold]) / 1e6:.2f} MB")
+    print(json.dumps({"bare_ms": ref, "ready_ms": ready, "warm_ms": wr,
+                      "embed_ms": med(embed), "first_visit_mb": med([r["bytes"] for r in cold]) / 1e6}))
     return 0
 
 

@@ -22,7 +22,19 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
     }
     quiet = False
 
+    def send_response(self, code, message=None):
+        self._status, self._length = code, 0
+        super().send_response(code, message)
+
+    def send_header(self, keyword, value):
+        if keyword.lower() == "content-length":
+            self._length = int(value)
+        super().send_header(keyword, value)
+
     def end_headers(self):
+        # Every response, for the browser tests and measurements: a SharedWorker's requests reach
+        # no page listener. (path, status, body bytes)
+        self.server.served.append((self.path, self._status, self._length))
         self.send_header("Content-Security-Policy", CSP)
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("Referrer-Policy", "no-referrer")
@@ -32,11 +44,6 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
     def list_directory(self, path):
         self.send_error(404, "No directory listings")  # a static host would not list either
         return None
-
-    def log_request(self, code="-", size="-"):
-        # Every response, for the browser tests: a SharedWorker's requests reach no page listener.
-        self.server.served.append((self.path, int(code) if str(code).isdigit() else 0))
-        super().log_request(code, size)
 
     def log_message(self, fmt, *args):
         if not self.quiet:

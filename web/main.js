@@ -24,6 +24,7 @@ const FIGURES = [...document.querySelectorAll('[data-figure]')].map((s) => s.dat
 const WAIT_TEXT = 'computing… (the engine answers as soon as it has loaded)';
 const BUSY_TEXT = 'simulating…';
 const BUSY_MS = 300;   // a live run that takes longer than this shows the busy state
+const SIDE_WAIT_MS = 1500;   // the side figures start then at the latest, engine or not
 const view = createView(root);
 const app = { source: null, values: {}, cmp: null, req: null, inflight: null, fromSnapshot: false, viewErrors: false, fatal: null, tInput: null, drawn: 0 };
 let ctx, controls, lanes, player, side;
@@ -67,8 +68,13 @@ async function boot() {
 
   await recompute();
   performance.mark('cbx:first-timeline');
-  side.start();
-  side.initKV();
+  // The figures beside the main view wait for the engine (they would slow its start on a small
+  // machine), unless one of them is the embedded figure or the engine takes long.
+  const sideFirst = v.embed && !['timeline', 'metrics'].includes(v.embed);
+  let sideStarted = false;
+  const startSide = () => { if (!sideStarted) { sideStarted = true; side.start(); side.initKV(); } };
+  if (sideFirst) startSide(); else setTimeout(startSide, SIDE_WAIT_MS);
+  source.readyPromise.catch(startSide);
 
   source.readyPromise.then(async () => {
     performance.mark('cbx:engine-ready');
@@ -76,7 +82,7 @@ async function boot() {
     await app.inflight;          // a run that was waiting for the engine is already engine-made
     if (!app.cmp || app.fromSnapshot) await recompute();
     root.dataset.state = 'ready';
-    side.start();
+    if (sideStarted) side.start(); else startSide();
     if (view.get().embed === 'check') side.runCheck();
   }, () => { root.dataset.state = 'failed'; });
 }

@@ -183,7 +183,7 @@ def strict_page(page, page_problems, page_origins, request):
     yield page
 
     for origin, start in served_from.items():
-        for path, status in SERVERS[origin].served[start:]:
+        for path, status, _ in SERVERS[origin].served[start:]:
             if status >= 400 and f"HTTP {status}: {origin}{path}" not in problems:
                 problems.append(f"HTTP {status}: {origin}{path} (server log)")
     allowed = [re.compile(p) for m in request.node.iter_markers("allow_problems") for p in m.args]

@@ -75,7 +75,7 @@ def test_three_embeds_on_one_host_page_boot_one_python(strict_page, site_url, tm
         clients = [int(f.evaluate("() => document.documentElement.dataset.engineClients"))
                    for f in page.frames[1:]]
         assert max(clients) >= 3, clients
-        fetched = [path for path, _ in log[start:]]
+        fetched = [path for path, _, _ in log[start:]]
         assert fetched.count("/engine/memory.bin.gz") == 1, "more than one Python was booted"
         assert fetched.count("/pyodide/pyodide.asm.wasm.gz") == 1
         # and each figure shows the native numbers for its scenario

@@ -6,7 +6,7 @@
 //
 // boot(status) -> {pyodide, Job, handleJson, via: "snapshot" | "fresh", note}
 
-import { downloadAll, serveVerified, forgetVerified, installFetch, sha256hex, gunzip } from './fetch.js';
+import { downloadAll, serveVerified, forgetVerified, installFetch, precompile } from './fetch.js';
 
 export const SITE = new URL('../', import.meta.url);   // this file sits in engine/ under the site root
 
@@ -25,8 +25,8 @@ async function readManifest() {
 
 const quiet = { stdout: () => {}, stderr: (s) => console.warn(s) };
 
-/** The engine's files into site-packages (a restored snapshot has its modules in memory already;
- *  the files serve tracebacks and any module imported later). */
+/** The engine's files into site-packages (a fresh boot; a restored snapshot imported every engine
+ *  module at build time, and unpacking would cost ~0.4 s of zipfile/shutil imports). */
 function install(pyodide, wheel) {
   const sitePackages = pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
   try {
@@ -44,9 +44,7 @@ const SNAPSHOT_MAGIC = 1886286592;
 const SNAPSHOT_HEADER = 48;
 const RESTORE_STALL_MS = 30000;   // a valid restore takes about a second; this only ends a hang
 
-async function restore(loadPyodide, indexURL, snapshot) {
-  const raw = await gunzip(snapshot.bytes, snapshot.name);
-  if ((await sha256hex(raw)) !== snapshot.raw_sha256) throw new Error(`${snapshot.name}: integrity check failed after inflating`);
+async function restore(loadPyodide, indexURL, raw) {
   const head = new Uint32Array(raw.buffer, raw.byteOffset, Math.min(4, raw.byteLength >> 2));
   if (raw.byteLength < SNAPSHOT_HEADER || head[0] !== SNAPSHOT_MAGIC || head[1] < SNAPSHOT_HEADER || head[1] >= raw.byteLength) {
     throw new Error('not a Pyodide memory snapshot (bad header)');
@@ -75,32 +73,40 @@ export async function boot(status) {
     gzip: v.gzip && { url: indexURL + v.gzip.file, sha256: v.gzip.sha256, bytes: v.gzip.bytes } }));
   const eng = manifest.engine;
   const wheel = { url: new URL(eng.wheel, SITE).href, name: eng.wheel, sha256: eng.sha256, bytes: eng.bytes };
-  const snap = eng.memory_snapshot && { url: new URL(eng.memory_snapshot.file, SITE).href, name: eng.memory_snapshot.file,
-    sha256: eng.memory_snapshot.sha256, bytes: eng.memory_snapshot.bytes, raw_sha256: eng.memory_snapshot.raw_sha256, optional: true };
+  const ms = eng.memory_snapshot;   // shipped gzipped, like the .wasm
+  const snap = ms && { url: new URL(ms.file.replace(/\.gz$/, ''), SITE).href, name: ms.file.replace(/\.gz$/, ''),
+    sha256: ms.raw_sha256, bytes: ms.raw_bytes, gzip: { url: new URL(ms.file, SITE).href, sha256: ms.sha256, bytes: ms.bytes }, optional: true };
   const items = [...runtime, wheel, ...(snap ? [snap] : [])];
+  let asmJs = null;
   const { files, cached } = await downloadAll(items, (p, got, total) =>
-    status('download', p, `${(got / 1e6).toFixed(1)} of ${(total / 1e6).toFixed(1)} MB`));
+    status('download', p, `${(got / 1e6).toFixed(1)} of ${(total / 1e6).toFixed(1)} MB`),
+  (it, bytes) => {   // start on each file as soon as it is checked, while the others arrive
+    if (it.url.endsWith('.wasm')) precompile(it.url, bytes);
+    // Pyodide's loader imports pyodide.asm.js by URL (a script cannot be run from bytes under this
+    // CSP); it skips that when the module factory is there, so import the checked file now.
+    if (it.url.endsWith('pyodide.asm.js')) asmJs = import(it.url);
+  });
   runtime.forEach((it, i) => serveVerified(it.url, files[i], it.sha256));
   wheel.bytes = files[runtime.length];
 
-  const { loadPyodide } = await import(indexURL + 'pyodide.mjs');
+  const [{ loadPyodide }] = await Promise.all([import(indexURL + 'pyodide.mjs'), asmJs]);
   let pyodide = null, via = 'fresh', note = '';
   if (!snap) note = 'this build has no memory snapshot';
   else if (files[items.length - 1] instanceof Error) note = files[items.length - 1].message;
   else {
     status('start', 0.2, 'restoring Python from the memory snapshot');
     try {
-      pyodide = await restore(loadPyodide, indexURL, { ...snap, bytes: files[items.length - 1] });
+      pyodide = await restore(loadPyodide, indexURL, files[items.length - 1]);
       via = 'snapshot';
     } catch (e) {
-      note = `${snap.name}: could not be restored (${e.message})`;
+      note = `${ms.file}: could not be restored (${e.message})`;
     }
   }
   if (!pyodide) {
     status('start', 0.2, `starting Python ${py.python} without the memory snapshot: ${note}`);
     pyodide = await loadPyodide({ indexURL, ...quiet });
+    install(pyodide, wheel);   // (a restored snapshot has every engine module in memory already)
   }
-  install(pyodide, wheel);
   forgetVerified();   // ~15 MB that Pyodide has taken in
 
   status('engine', 0.8, `py_engine ${eng.version}`);

@@ -2,7 +2,8 @@
 // for every page of this site, so several embedded figures boot it once) or, where the browser has
 // none, by a dedicated Web Worker.
 //
-//   const client = startEngine({ onStatus });
+//   const client = startEngine({ onStatus });   // onStatus may also be set later: client.onStatus = fn
+//                                                 (it is called at once with the current status)
 //   client.status   -> { stage: "download"|"start"|"engine"|"ready"|"failed", progress, detail,
 //                        via: "snapshot"|"fresh"|null, clients, shared }
 //   client.ready    -> Promise; resolves when the engine answers, rejects (Error with .detail)
@@ -41,6 +42,7 @@ export function startEngine({ onStatus = () => {}, shared = typeof SharedWorker 
     status = Object.freeze({ stage: s.stage, progress: s.progress, detail: s.detail || '', via: s.via ?? null, clients: s.clients ?? 1, shared });
     try { onStatus(status); } catch (e) { console.error(e); }
   };
+  const setListener = (fn) => { onStatus = fn; setStatus(status); };
 
   let worker, port;
   const fail = (message) => {
@@ -99,6 +101,7 @@ export function startEngine({ onStatus = () => {}, shared = typeof SharedWorker 
 
   return {
     get status() { return status; },
+    set onStatus(fn) { setListener(fn); },
     ready,
     cached,
     call(method, params = {}, { signal } = {}) {

@@ -1,16 +1,36 @@
 // Verified downloads for the engine host: every file is checked against the sha256 that
-// manifest.json gives before anything uses it; gzip-shipped files are inflated and checked again.
-// Checked files are kept in Cache Storage under their sha256, so a repeat visit downloads nothing
-// (entries are checked again when read; a bad or missing one just means a download). Pyodide's own
-// fetch()es of these files are answered from the checked bytes (installFetch).
+// manifest.json gives before anything uses it. Files shipped gzipped are inflated as they arrive
+// (the inflated bytes are used only once the gzip bytes have passed their check).
+//
+// Checked files are kept in Cache Storage under their sha256, inflated, so a repeat visit
+// downloads and inflates nothing; an entry is checked again when it is read, and a bad or missing
+// one just means a download. Pyodide's own fetch()es of these files are answered from the checked
+// bytes (installFetch), and the .wasm is compiled while the other files still arrive (precompile).
 
 export async function sha256hex(bytes) {
   const digest = await crypto.subtle.digest('SHA-256', bytes);
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-/** Fetch a file fully, reporting bytes as they arrive, and check its sha256. */
-async function fetchVerified(url, name, sha256, onBytes) {
+async function inflateStream(stream, name) {
+  try {
+    return new Uint8Array(await new Response(stream.pipeThrough(new DecompressionStream('gzip'))).arrayBuffer());
+  } catch (e) {
+    throw new Error(`${name}: not a valid gzip file (${e.message})`);
+  }
+}
+
+/** Inflate gzip bytes; a clear error names the file when they are not gzip. */
+export async function gunzip(bytes, name) {
+  if (typeof DecompressionStream !== 'function') throw new Error(`${name}: this browser cannot inflate gzip (no DecompressionStream)`);
+  return inflateStream(new Blob([bytes]).stream(), name);
+}
+
+/**
+ * Fetch a file fully, reporting bytes as they arrive, and check its sha256 -> its bytes; with
+ * inflate, also its inflated bytes (inflated as it downloads): {bytes, raw}.
+ */
+async function fetchVerified(url, name, sha256, onBytes, inflate) {
   let res;
   try {
     res = await fetch(url);
@@ -21,9 +41,17 @@ async function fetchVerified(url, name, sha256, onBytes) {
     res.body?.cancel().catch(() => {});   // release the connection
     throw new Error(`${name}: HTTP ${res.status} ${res.statusText}`.trim());
   }
+  let body = res.body;
+  let raw = null;
+  if (inflate) {
+    const [a, b] = body.tee();
+    body = a;
+    raw = inflateStream(b, name);
+    raw.catch(() => {});   // reported when awaited, after the check
+  }
   const chunks = [];
   let size = 0;
-  const reader = res.body.getReader();
+  const reader = body.getReader();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
@@ -39,18 +67,9 @@ async function fetchVerified(url, name, sha256, onBytes) {
     throw new Error(`${name}: integrity check failed (sha256 ${got.slice(0, 12)}…, `
                     + `manifest says ${sha256.slice(0, 12)}…) — the file is corrupted or tampered`);
   }
-  return bytes;
-}
-
-/** Inflate gzip bytes (DecompressionStream); a clear error names the file when they are not gzip. */
-export async function gunzip(bytes, name) {
-  if (typeof DecompressionStream !== 'function') throw new Error(`${name}: this browser cannot inflate gzip (no DecompressionStream)`);
-  try {
-    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
-    return new Uint8Array(await new Response(stream).arrayBuffer());
-  } catch (e) {
-    throw new Error(`${name}: not a valid gzip file (${e.message})`);
-  }
+  // A gzip file that passed its check inflates deterministically (the build checked the inflated
+  // bytes against their pin), so they need no second hash here.
+  return { bytes, raw: raw && await raw };
 }
 
 const CACHE_NAME = 'cbx-runtime-v1';
@@ -60,6 +79,7 @@ async function openCache() {
   try { return await caches.open(CACHE_NAME); } catch { return null; }
 }
 
+/** A cached file, checked again, or null. */
 async function fromCache(cache, url, sha256) {
   if (!cache) return null;
   try {
@@ -87,11 +107,12 @@ async function storeInCache(cache, entries) {
 
 /**
  * Download every item in parallel, verified: [{url, name, sha256, bytes, gzip?: {url, sha256,
- * bytes}}] → Promise<[Uint8Array|Error]> in order (the file's own bytes, inflated when it was
- * shipped as gzip). An item with optional: true yields its Error instead of failing the lot.
- * cached: a Promise of how many entries Cache Storage holds once the background fill is done.
+ * bytes}}] (sha256 and url: the file itself; gzip: how it is shipped) -> {files: [Uint8Array |
+ * Error] in order (the file's own bytes, inflated), cached: Promise<entries in Cache Storage once
+ * the background fill is done>}. An item with optional: true yields its Error instead of failing
+ * the lot. onFile(item, bytes) is called as each file is ready (to start work on it at once).
  */
-export async function downloadAll(items, onProgress) {
+export async function downloadAll(items, onProgress, onFile = () => {}) {
   const total = items.reduce((s, it) => s + ((it.gzip || it).bytes || 0), 0) || 1;
   let received = 0;
   const progress = (n) => { received += n; onProgress(Math.min(received / total, 1), received, total); };
@@ -99,15 +120,18 @@ export async function downloadAll(items, onProgress) {
   const toStore = [];
   const out = await Promise.all(items.map(async (it) => {
     try {
-      const src = it.gzip ? { url: it.gzip.url, sha256: it.gzip.sha256, name: `${it.name}.gz` } : it;
-      let bytes = await fromCache(cache, src.url, src.sha256);
-      if (bytes) progress(bytes.length);
-      else bytes = await fetchVerified(src.url, src.name, src.sha256, progress);
-      toStore.push([src.url, src.sha256, bytes]);
-      if (!it.gzip) return bytes;
-      const raw = await gunzip(bytes, src.name);
-      if ((await sha256hex(raw)) !== it.sha256) throw new Error(`${it.name}: integrity check failed after inflating ${src.name}`);
-      return raw;
+      let bytes = await fromCache(cache, it.url, it.sha256);
+      if (bytes) {
+        progress((it.gzip || it).bytes || bytes.length);
+      } else if (it.gzip) {
+        if (typeof DecompressionStream !== 'function') throw new Error(`${it.name}: this browser cannot inflate gzip (no DecompressionStream)`);
+        bytes = (await fetchVerified(it.gzip.url, `${it.name}.gz`, it.gzip.sha256, progress, true)).raw;
+      } else {
+        bytes = (await fetchVerified(it.url, it.name, it.sha256, progress, false)).bytes;
+      }
+      toStore.push([it.url, it.sha256, bytes]);
+      onFile(it, bytes);
+      return bytes;
     } catch (e) {
       if (it.optional) return e;
       throw e;
@@ -142,6 +166,22 @@ export function installFetch(base) {
       }
     }
     const type = url.endsWith('.wasm') ? 'application/wasm' : 'application/octet-stream';
-    return Promise.resolve(new Response(hit.bytes, { status: 200, headers: { 'Content-Type': type } }));
+    return Promise.resolve(new Response(hit.bytes, { status: 200, headers: { 'Content-Type': type, 'X-Verified-Url': url } }));
+  };
+}
+
+/**
+ * Compile a verified .wasm now (while the other files still download) and let Pyodide's
+ * WebAssembly.instantiateStreaming of it use that module instead of compiling it again.
+ */
+export function precompile(url, bytes) {
+  const compiled = WebAssembly.compile(bytes);
+  compiled.catch(() => {});           // a failure shows where Pyodide instantiates it
+  const streaming = WebAssembly.instantiateStreaming.bind(WebAssembly);
+  WebAssembly.instantiateStreaming = async (source, imports) => {
+    const res = await source;
+    if (res?.headers?.get('X-Verified-Url') !== new URL(url).href) return streaming(res, imports);
+    const module = await compiled;
+    return { module, instance: await WebAssembly.instantiate(module, imports) };
   };
 }

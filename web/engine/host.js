@@ -12,6 +12,7 @@
 //                     {kind: "log", level, text}    a shared worker's console, for the page
 
 import { boot } from './boot.js';
+import './fetch.js';   // fetched beside boot.js, not after it
 
 const SLICE_S = 0.03;
 

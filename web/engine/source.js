@@ -7,6 +7,7 @@
 // is fetched only when asked for, so an embed loads only its own figure's answers.
 
 import { canonical } from './requests.js';
+import { earlyEngine } from './start.js';
 import { asTables } from '../state/records.js';
 
 export class Source {
@@ -33,12 +34,11 @@ export class Source {
     return this.index.size;
   }
 
-  /** Start the engine through client.js; onStatus gets its staged progress. */
+  /** Use the engine engine/start.js began loading; onStatus gets its staged progress. */
   async start(onStatus) {
     try {
-      const [mod, { BUILD }] = await Promise.all([import('./client.js'), import('./build.js')]);
-      // One engine per build: an old build's shared worker (another tab) is not reused.
-      this.client = mod.startEngine({ onStatus, name: `cbx-engine-${BUILD}` });
+      this.client = earlyEngine();
+      this.client.onStatus = onStatus;
       await this.client.ready;
       this.live = true;
       this._ready();
