@@ -9,9 +9,10 @@ from .api import _norm, result, run_sim
 
 FIGURES = {
     # rows: the scenario field that is the number of rows (slots) a timeline draws
-    "timeline": {"title": "Static vs continuous batching: slot × pass timelines",
+    # main: drawn from the main comparison (the other figures make their own engine calls)
+    "timeline": {"title": "Static vs continuous batching: slot × pass timelines", "main": True,
                  "rows": "server.slots", "kv_budget": "server.kv_tokens"},
-    "metrics": {"title": "Static vs continuous batching: the numbers"},
+    "metrics": {"title": "Static vs continuous batching: the numbers", "main": True},
     "skew": {"title": "The skew sweep",
              "sweep": {"param": "workload.skew",
                        "values": [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],

@@ -24,7 +24,6 @@ const FIGURES = [...document.querySelectorAll('[data-figure]')].map((s) => s.dat
 const WAIT_TEXT = 'computing… (the engine answers as soon as it has loaded)';
 const BUSY_TEXT = 'simulating…';
 const BUSY_MS = 300;   // a live run that takes longer than this shows the busy state
-const SIDE_WAIT_MS = 1500;   // the side figures start then at the latest, engine or not
 const view = createView(root);
 const app = { source: null, values: {}, cmp: null, req: null, inflight: null, fromSnapshot: false, viewErrors: false, fatal: null, tInput: null, drawn: 0 };
 let ctx, controls, lanes, player, side;
@@ -68,13 +67,7 @@ async function boot() {
 
   await recompute();
   performance.mark('cbx:first-timeline');
-  // The figures beside the main view wait for the engine (they would slow its start on a small
-  // machine), unless one of them is the embedded figure or the engine takes long.
-  const sideFirst = v.embed && !['timeline', 'metrics'].includes(v.embed);
-  let sideStarted = false;
-  const startSide = () => { if (!sideStarted) { sideStarted = true; side.start(); side.initKV(); } };
-  if (sideFirst) startSide(); else setTimeout(startSide, SIDE_WAIT_MS);
-  source.readyPromise.catch(startSide);
+  side.begin(v.embed);
 
   source.readyPromise.then(async () => {
     performance.mark('cbx:engine-ready');
@@ -82,13 +75,12 @@ async function boot() {
     await app.inflight;          // a run that was waiting for the engine is already engine-made
     if (!app.cmp || app.fromSnapshot) await recompute();
     root.dataset.state = 'ready';
-    if (sideStarted) side.start(); else startSide();
+    side.live();
     if (view.get().embed === 'check') side.runCheck();
   }, () => { root.dataset.state = 'failed'; });
 }
 
-function fatal(err) {
-  // A bug in the page itself: say so loudly (console + status line) and keep that text.
+function fatal(err) {   // a bug in the page itself: say so loudly (console + status line), keep it
   console.error(err);
   app.fatal = `The page could not start: ${err?.detail?.message || err?.message || err}`;
   root.dataset.state = 'failed';
@@ -99,10 +91,10 @@ function onStatus(s) {
   if (app.fatal) return;
   showStatus(s);
   if (s.stage === 'failed') root.dataset.state = 'failed';
-  if (s.stage === 'ready') {   // test hooks: how the engine started, and who shares it
-    Object.assign(root.dataset, { engineBoot: s.via, engineNote: s.detail, engine: s.shared ? 'shared' : 'dedicated', engineClients: String(s.clients) });
-  }
+  // test hooks: how the engine started, and who shares it
+  if (s.stage === 'ready') Object.assign(root.dataset, { engineBoot: s.via, engineNote: s.detail, engine: s.shared ? 'shared' : 'dedicated', engineClients: String(s.clients) });
 }
+
 // ------------------------------------------------------------------ state changes
 const lanesNow = () => lanesOf(ctx.schema.schedulers, view.get());
 const laneState = () => ({ cmp: app.cmp, lanes: lanesNow(), pass: player?.pass ?? null,

@@ -9,6 +9,7 @@ import { renderStall, buildKV, renderKV, renderCheck } from './panels.js';
 import { $ } from './dom.js';
 
 const SETTLE_MS = 400;   // live engine: wait for a pause in the changes before sweeping
+const WAIT_ENGINE_MS = 1500;   // at start, the side figures wait this long at most for the engine
 
 /**
  * ctx: {source, schema, fields, root, state: () => ({values, view, lanes, cmp}),
@@ -85,7 +86,9 @@ export function createSideWork(ctx) {
     }
   }
 
+  let ranLive = false;        // the last run was answered by the live engine, not the snapshot
   function start() {
+    ranLive = source.live;
     const token = work.start();
     clearTimeout(timer);
     root.dataset.sweeping = '1';
@@ -154,8 +157,26 @@ export function createSideWork(ctx) {
   for (const [name] of figures) $(`${name}-cancel`).addEventListener('click', cancel);
   $('btn-check').addEventListener('click', runCheck);
 
+  /**
+   * The first run: the side figures wait for the engine (on a small machine they would slow its
+   * start), unless one of them is the embedded figure, or the engine takes longer than
+   * WAIT_ENGINE_MS or fails (then the snapshot answers them).
+   */
+  let begun = false;
+  function begin(embed) {
+    const go = () => { if (!begun) { begun = true; start(); initKV(); } };
+    if (embed && !schema.figures[embed]?.main) go();
+    else setTimeout(go, WAIT_ENGINE_MS);
+    source.readyPromise.then(go, go);
+  }
+
   return {
-    start, cancel, runCheck, initKV,
+    begin, cancel, runCheck,
+    /** Run the figures again for the current values (once begun). */
+    start() { if (begun) start(); },
+    /** The engine is live: what the snapshot answered is asked again, so the page shows the
+     *  engine's own numbers. */
+    live() { if (begun && !ranLive) start(); },
     /** Redraw what is already computed (theme or size change). */
     redraw() { for (const [name] of figures) if (points[name].length) draw(name); },
   };
