@@ -13,7 +13,7 @@ import { buildControls } from './ui/controls.js';
 import { createLanes } from './ui/lanes.js';
 import { createPlayer } from './ui/player.js';
 import { renderCards } from './ui/cards.js';
-import { renderHeadline, showNote, markStale, clearStale } from './ui/headline.js';
+import { renderHeadline, showNote, markStale, clearStale, STALE } from './ui/headline.js';
 import { createSideWork } from './ui/sidework.js';
 import { showStatus, buildPresetButtons, markPreset, wireExports, wireKeys } from './ui/chrome.js';
 import { $ } from './ui/dom.js';
@@ -21,9 +21,6 @@ import { invalidateTheme } from './draw/canvas-kit.js';
 
 const root = document.documentElement;
 const FIGURES = [...document.querySelectorAll('[data-figure]')].map((s) => s.dataset.figure);
-const WAIT_TEXT = 'computing… (the engine answers as soon as it has loaded)';
-const BUSY_TEXT = 'simulating…';
-const BUSY_MS = 300;   // a live run that takes longer than this shows the busy state
 const view = createView(root);
 const app = { source: null, values: {}, cmp: null, req: null, inflight: null, fromSnapshot: false, viewErrors: false, fatal: null, tInput: null, drawn: 0 };
 let ctx, controls, lanes, player, side;
@@ -168,8 +165,8 @@ async function compute() {
   const token = mainRun.start();
   const req = pageRequests(ctx, { values: app.values, view: view.get() }).main;
   const fromSnapshot = !app.source.live && app.source.hasSnapshot(req.method, req.params);
-  if (!app.source.live && !fromSnapshot) markStale(WAIT_TEXT);
-  const busy = app.source.live ? setTimeout(() => { if (!token.stale) markStale(BUSY_TEXT); }, BUSY_MS) : null;
+  if (!app.source.live && !fromSnapshot) markStale(STALE.waiting);
+  const busy = app.source.live ? setTimeout(() => { if (!token.stale) markStale(STALE.busy); }, STALE.busyAfterMs) : null;
   app.inflight = (async () => {
     let note = null;
     try {

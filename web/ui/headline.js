@@ -21,6 +21,12 @@ export function showNote(text, bad = false) {
   wait.hidden = !text;
 }
 
+export const STALE = {
+  waiting: 'computing… (the engine answers as soon as it has loaded)',
+  busy: 'simulating…',
+  busyAfterMs: 300,     // a live run that takes longer than this shows the busy state
+};
+
 /**
  * The shown numbers no longer belong to the controls (a change the engine has not answered yet):
  * every metric is blanked (never the old number under a new control), the figures dim and say
