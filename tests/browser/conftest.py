@@ -182,10 +182,10 @@ def strict_page(page, page_problems, page_origins, request):
 
     yield page
 
-    for origin, start in served_from.items():
-        for path, status, _ in SERVERS[origin].served[start:]:
-            if status >= 400 and f"HTTP {status}: {origin}{path}" not in problems:
-                problems.append(f"HTTP {status}: {origin}{path} (server log)")
+    for server_origin, start in served_from.items():
+        for path, status, _ in SERVERS[server_origin].served[start:]:
+            if status >= 400 and f"HTTP {status}: {server_origin}{path}" not in problems:
+                problems.append(f"HTTP {status}: {server_origin}{path} (server log)")
     allowed = [re.compile(p) for m in request.node.iter_markers("allow_problems") for p in m.args]
     unexpected = [p for p in problems if not any(a.search(p) for a in allowed)]
     if unexpected:
