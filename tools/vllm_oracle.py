@@ -7,10 +7,14 @@ on a CPU-only machine VLLM_TARGET_DEVICE=cpu, set here):
     ~/vllm-venv/bin/python tools/vllm_oracle.py record tests/fixtures/vllm-0.33.0.json.gz
     ~/vllm-venv/bin/python tools/vllm_oracle.py run '{"items": [[0,2,3],[0,2,3]], "slots": 2, ...}'
 
-It drives vLLM's own `Scheduler` / `AsyncScheduler` with no model: a fake model runner samples
-token 7 for every scheduled request whose step is not a partial prefill chunk; outputs are exactly
+It drives vLLM's own `Scheduler` / `AsyncScheduler` with no model: a fake model runner samples a
+token for every scheduled request whose step is not a partial prefill chunk; outputs are exactly
 `out` tokens (ignore_eos). A request with a `prefix_id` starts with the first `prefix_len` tokens of
-that id's shared token stream; its other prompt tokens are unique. Step time is the article's
+that id's shared token stream; its other prompt tokens are unique. A request whose whole prompt is
+its stream's start (prefix_len = prompt) continues the stream: its outputs are the stream's next
+tokens (a deterministic model answers the same context the same way, so the next turn of a
+conversation, which starts with this prompt and answer, finds them cached); any other request
+samples token 7 (its context is unique, so its blocks can match nobody's). Step time is the article's
 cost, 22 + 0.35 * rows + 0.06 * prefill tokens (ms): rows = requests scheduled in the step, prefill
 tokens = tokens scheduled for requests that are not decoding (a request decodes from the step after
 its (re)prefill finished until it is preempted). The engine loop follows vLLM's EngineCore: sync
@@ -20,7 +24,9 @@ kv_tokens // block_size + 1 blocks (it reserves one null block). The same loop a
 ../shared/vllm-oracle/vllm_harness.py, which verified it against hand-worked cases.
 
 The fixture: for each case its config and trace, and what vLLM did: per request the step and time
-of its first and last token and its preemptions; per step the tokens scheduled per request.
+of its first and last token and its preemptions; per step the tokens scheduled per request, the
+preempted requests, the prefix-cache hit (computed tokens at admission) of each request admitted,
+the free blocks after scheduling, and the step's start and end (ms).
 """
 
 from __future__ import annotations
@@ -88,11 +94,22 @@ def make_scheduler(cfg, num_blocks, model_dir):
                block_size=cfg["block_size"])
 
 
+def stream_token(pid, j):
+    """Token j of prefix id pid's shared stream."""
+    return 500_000 + 104_729 * pid + j
+
+
 def tokens_of(i, item):
     """The prompt tokens of request i: its prefix id's shared stream, then tokens of its own."""
     arrive, prompt, out, pid, plen, prio = item
-    toks = [500_000 + 104_729 * pid + j for j in range(plen)] if pid is not None else []
+    toks = [stream_token(pid, j) for j in range(plen)] if pid is not None else []
     return toks + [1000 + 7919 * i + j for j in range(len(toks), prompt)]
+
+
+def next_output(item, emitted):
+    """The token a request samples after `emitted` outputs (see the module docstring)."""
+    arrive, prompt, out, pid, plen, prio = item
+    return stream_token(pid, prompt + emitted) if pid is not None and plen == prompt else 7
 
 
 KEEP_STEPS = 3000   # a case that never finishes (vLLM can livelock) keeps this many steps
@@ -109,6 +126,7 @@ def run(cfg, model_dir, max_steps=20_000):
     from vllm.v1.request import Request
 
     items = [tuple(x) for x in cfg["items"]]
+    assert all(a[0] <= b[0] for a, b in zip(items, items[1:])), "items must be in arrival order"
     bs = cfg["block_size"]
     if cfg["kv_tokens"] is None:   # unlimited: room for every request at once
         num_blocks = sum(-(-(p + o) // bs) for _, p, o, *_ in items) + 8
@@ -117,7 +135,8 @@ def run(cfg, model_dir, max_steps=20_000):
     init_none_hash(sha256)
     s = make_scheduler(cfg, num_blocks, model_dir)
     hasher = get_request_block_hasher(bs, sha256)
-    reqs = [Request(request_id=str(i), prompt_token_ids=tokens_of(i, it),
+    # ids in arrival order, zero-padded: vLLM breaks priority ties by request id (a string)
+    reqs = [Request(request_id="%06d" % i, prompt_token_ids=tokens_of(i, it),
                     sampling_params=SamplingParams(max_tokens=it[2], ignore_eos=True,
                                                    min_tokens=it[2]),
                     pooling_params=None, arrival_time=it[0], block_hasher=hasher,
@@ -154,8 +173,15 @@ def run(cfg, model_dir, max_steps=20_000):
             start = max(gpu_free, clock)
             end = start + cost_ms(len(sched), prefill) if sched else start
             gpu_free = end
+            # prefix-cache hits: computed tokens of the requests admitted in this step
+            cached = {int(r.req_id): r.num_computed_tokens for r in so.scheduled_new_reqs}
+            cr = so.scheduled_cached_reqs
+            cached.update({int(r): c for r, c in zip(cr.req_ids, cr.num_computed_tokens)
+                           if r in cr.resumed_req_ids})
             steps.append({"tokens": {int(r): k for r, k in sched.items()},
                           "preempted": sorted(int(r) for r in so.preempted_req_ids),
+                          "cached": cached,
+                          "free_blocks": s.kv_cache_manager.block_pool.get_num_free_blocks(),
                           "start": start, "end": end})
             inflight.appendleft((so, samples, end, step))
             if len(inflight) < qsize and (sched or s.has_requests()):
@@ -167,7 +193,9 @@ def run(cfg, model_dir, max_steps=20_000):
         clock = max(clock, end)
         ids = list(so.num_scheduled_tokens)
         mro = ModelRunnerOutput(req_ids=ids, req_id_to_index={r: i for i, r in enumerate(ids)},
-                                sampled_token_ids=[[7] if samples[r] else [] for r in ids])
+                                sampled_token_ids=[[next_output(items[int(r)],
+                                                                res[int(r)]["tokens"])]
+                                                   if samples[r] else [] for r in ids])
         for eco in s.update_from_output(so, mro).values():
             for o in eco.outputs:
                 i = int(o.request_id)
@@ -204,9 +232,10 @@ def random_case(rng, knobs, kv_limited, with_prefix, policy):
     if with_prefix and rng.random() < 0.4:   # a conversation: a later turn extends an earlier one
         a = rng.randrange(len(items))
         base = items[a]
-        items.append([base[0] + rng.uniform(0, 300), base[1] + rng.randint(1, 40),
-                      rng.randint(1, 30), 100 + a, base[1], rng.randint(0, 3)])
         base[3], base[4] = 100 + a, base[1]   # the earlier turn is the stream's start
+        context = base[1] + base[2]           # its prompt and its answer
+        items.append([round(base[0] + rng.uniform(0, 300), 3), context + rng.randint(1, 40),
+                      rng.randint(1, 30), 100 + a, context, rng.randint(0, 3)])
     cfg = {"items": items, "slots": rng.randint(1, 8), "chunk": rng.choice([4, 16, 32, 64, 128, 256]),
            "budget": rng.choice([16, 48, 64, 128, 512]), "block_size": bs, "policy": policy,
            **knobs}
@@ -216,6 +245,7 @@ def random_case(rng, knobs, kv_limited, with_prefix, policy):
         cfg["kv_tokens"] = need + bs * rng.randint(0, 12)
     else:
         cfg["kv_tokens"] = None
+    items.sort(key=lambda it: it[0])   # request i = the i-th arrival (stable), as in py_engine
     return cfg
 
 
