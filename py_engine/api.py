@@ -57,7 +57,7 @@ def run_steps(scenario, trace=None, slice_s=None):
     cls.check(scenario, trace)
     sim = Sim(trace, scenario["server"]["slots"], Cost.from_scenario(scenario),
               seg_cap=RESULT_CAPS["segments"], log_cap=RESULT_CAPS["passes_log"])
-    policy = cls(sim, scenario)
+    policy = cls(sim, scenario, trace)
     while True:
         until = None if slice_s is None else time.perf_counter() + slice_s
         try:

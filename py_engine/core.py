@@ -81,6 +81,7 @@ class Sim(Phases):
         self.last_tick = array("q", z)
         self.emitted = array("q", [0] * n)
         self.preemptions = array("q", [0] * n)
+        self.cached_tokens = array("q", [0] * n)   # prompt tokens a prefix cache served
         self.rec = Recorder(seg_cap, log_cap)   # segments, passes log, TBT gaps
 
     # ------------------------------------------------------------ policy API
@@ -225,6 +226,7 @@ class Sim(Phases):
         first_pass, first_tick = self.first_pass, self.first_tick
         done_pass, done_tick = self.done_pass, self.done_tick
         schedule, horizon, wants_arrivals = policy.schedule, policy.horizon, policy.wants_arrivals
+        kv_after = policy.kv_after      # None: KV = the residents' tokens
         clock, countdown = time.perf_counter, CHECK_EVERY
         while self.n_done < n:
             if until is not None:
@@ -302,6 +304,8 @@ class Sim(Phases):
             if n_gap:
                 add_gaps(cost, n_gap)
             self.kv = kv = self.kv + k * (ptoks + useful)
+            if kv_after is not None:
+                kv = kv_after(k)
             if kv > self.kv_peak:
                 self.kv_peak = kv
             add_run(k, now, rows, ptoks, cost, useful, kv)

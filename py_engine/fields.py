@@ -93,16 +93,42 @@ FIELDS = [
           "Gap between arrivals for kind=gap (ms, or passes under the unit cost).",
           min=0.0, max=1e6, unit="cost unit", label="Arrival gap", sweep=True,
           when={"workload.arrival.kind": ["gap"]}),
+    Field("workload.prefix.kind", "choice", "none",
+          "Shared prefixes: none; system (every request starts with one of `groups` system "
+          "prompts of `tokens` tokens); conversation (requests are turns of conversations: each "
+          "turn's prompt is the conversation so far, earlier prompts and answers, plus a new "
+          "message).",
+          choices=["none", "system", "conversation"], url="prefix", label="Shared prefixes",
+          shorthand=True,
+          hint="Prompts that start alike: the prefix cache (vllm) computes them once."),
+    Field("workload.prefix.tokens", "int", 1024, "System prompt length (prepended to each prompt).",
+          min=1, max=1_000_000, unit="tokens", label="System prompt", sweep=True,
+          when={"workload.prefix.kind": ["system"]}),
+    Field("workload.prefix.groups", "int", 1,
+          "Distinct system prompts; request i uses prompt i mod groups.",
+          min=1, max=MAX_REQUESTS, label="System prompts", sweep=True,
+          when={"workload.prefix.kind": ["system"]}),
+    Field("workload.prefix.turns", "int", 4,
+          "Turns per conversation (request i is turn i mod turns of conversation i div turns, "
+          "before sorting by arrival).",
+          min=1, max=64, label="Turns", sweep=True,
+          when={"workload.prefix.kind": ["conversation"]}),
+    Field("workload.prefix.think", "float", 2000.0,
+          "Time between a conversation's turns (ms, or passes under the unit cost); its first "
+          "turn arrives as the arrival process says.",
+          min=0.0, max=1e6, unit="cost unit", label="Think time", sweep=True,
+          when={"workload.prefix.kind": ["conversation"]}),
     Field("workload.items", "items", None,
-          "Explicit trace [{arrive, prompt, out}, ...]; wins over the generator. "
-          "Requests get ids 0..n-1 in arrival order (stable sort by arrive).",
+          "Explicit trace [{arrive, prompt, out, prefix_id?, prefix_len?, priority?}, ...]; wins "
+          "over the generator. Requests get ids 0..n-1 in arrival order (stable sort by arrive).",
           min=1, max=MAX_REQUESTS, label="Trace", control=False),
     # ---- server
     Field("server.slots", "int", 8, "Batch slots (= max_num_seqs).",
           min=1, max=4096, unit="sequences", label="Slots (max_num_seqs)", sweep=True,
           slider=(1, 64, 1), hint="Sequences that share one forward pass."),
     Field("server.chunk", "int", 512,
-          "Chunked-prefill size: prompt tokens a prefilling sequence processes per pass.",
+          "Chunked-prefill size: prompt tokens a prefilling sequence processes per pass (vllm: "
+          "long_prefill_token_threshold, which vLLM ignores for a lone request).",
           min=1, max=65_536, unit="tokens", label="Prefill chunk", sweep=True,
           slider=(16, 4096, 16), hint="Prompt tokens a sequence prefills per pass."),
     Field("server.cost", "cost", "article",
@@ -123,11 +149,33 @@ FIELDS = [
           sweep=True),
     Field("server.block_size", "int", 16, "vllm: KV-cache block size.",
           min=1, max=1024, unit="tokens", label="KV block size", applies_to=VLLM, sweep=True),
-    Field("server.kv_tokens", "int", None, "vllm: KV-cache capacity in tokens; null = unlimited.",
+    Field("server.kv_tokens", "int", None,
+          "vllm: usable KV-cache pool in tokens (vLLM's num_gpu_blocks - 1 blocks: it keeps a "
+          "null block); null = unlimited.",
           min=1, max=10**10, nullable=True, unit="tokens", label="KV capacity", applies_to=VLLM,
           sweep=True, hint="Empty = unlimited."),
+    Field("server.enable_prefix_caching", "bool", True,
+          "vllm: prefix caching (vLLM's enable_prefix_caching): full blocks are kept by content, "
+          "so a prompt that starts like an earlier one, or a preempted request coming back, "
+          "re-uses them.",
+          label="Prefix caching", applies_to=VLLM, url="prefix_caching"),
+    Field("server.async_scheduling", "bool", True,
+          "vllm: async scheduling (vLLM's async_scheduling): step k+1 is planned while step k "
+          "runs, so what step k frees is used from step k+2.",
+          label="Async scheduling", applies_to=VLLM, url="async"),
+    Field("server.scheduler_reserve_full_isl", "bool", True,
+          "vllm: admit a waiting request only if its whole prompt fits in the free KV blocks "
+          "(vLLM's scheduler_reserve_full_isl), not just its first chunk.",
+          label="Full-prompt admission", applies_to=VLLM, url="full_isl"),
+    Field("server.policy", "choice", "fcfs",
+          "vllm: waiting order and preemption victim: fcfs (arrival order; the newest running "
+          "request is preempted) or priority (each request's priority, lower first, then "
+          "arrival; the worst running request is preempted).",
+          choices=["fcfs", "priority"], label="Scheduling policy", applies_to=VLLM),
     Field("server.preemption", "choice", "recompute",
-          "vllm: what happens to a preempted request's KV (drop and recompute, or swap to host).",
+          "vllm: what happens to a preempted request's KV: recompute (vLLM: dropped, prefilled "
+          "again; the prefix cache may still hold some) or swap (our extension: moved to host "
+          "memory and back).",
           choices=["recompute", "swap"], label="Preemption", applies_to=VLLM),
     Field("server.pcie_gb_s", "float", 25.0,
           "vllm swap: host<->GPU bandwidth used to cost a swap transfer.",
@@ -149,12 +197,22 @@ FIELDS = [
           hint="Empty = no end-to-end limit."),
 ]
 
-# Fields of one explicit trace item (workload.items[i]).
+# Fields of one explicit trace item (workload.items[i]); the first three are required.
 ITEM_FIELDS = [
     Field("arrive", "float", None, "Arrival time (cost unit).", min=0.0, max=MAX_ARRIVE),
     Field("prompt", "int", None, "Prompt tokens.", min=1, max=MAX_ITEM_PROMPT),
     Field("out", "int", None, "Output tokens.", min=1, max=MAX_ITEM_OUT),
+    Field("prefix_id", "int", None,
+          "Shared token stream the prompt starts with (a system prompt, or a conversation).",
+          min=0, max=2**31 - 1, nullable=True),
+    Field("prefix_len", "int", 0,
+          "Tokens of the prompt that are that stream's first tokens (<= prompt; = prompt: the "
+          "answer continues the stream, so a later turn that includes it finds it cached).",
+          min=0, max=MAX_ITEM_PROMPT),
+    Field("priority", "int", 0, "vllm policy priority: lower is served first (vLLM's rule).",
+          min=-2**31, max=2**31 - 1),
 ]
+REQUIRED_ITEM_FIELDS = 3
 
 BY_PATH = {f.path: f for f in FIELDS}
 BY_URL = {f.url: f for f in FIELDS}

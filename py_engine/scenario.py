@@ -49,7 +49,8 @@ def allowed_text(field):
         text = "a number from %s to %s" % (_num(field.min), _num(field.max))
     elif t == "items":
         return "a list of 1 to %s objects {%s}" % (_num(field.max), ", ".join(
-            "%s >= %s" % (f.path, _num(f.min)) for f in F.ITEM_FIELDS))
+            "%s%s >= %s" % (f.path, "" if j < F.REQUIRED_ITEM_FIELDS else "?", _num(f.min))
+            for j, f in enumerate(F.ITEM_FIELDS)))
     elif t == "cost":
         names = [c for c in field.choices if c != field.object_choice]
         return "%s, or an object {%s}" % (", ".join(names),
@@ -182,14 +183,17 @@ def _items(field, items):
         raise ScenarioError(field.path, items, allowed)
     if not field.min <= len(items) <= field.max:
         raise ScenarioError(field.path, "<%d items>" % len(items), allowed)
+    required = F.ITEM_FIELDS[:F.REQUIRED_ITEM_FIELDS]
+    optional = F.ITEM_FIELDS[F.REQUIRED_ITEM_FIELDS:]
     keys = [f.path for f in F.ITEM_FIELDS]
+    req_keys = [f.path for f in required]
     (arrive, lo_a, hi_a), (prompt, lo_p, hi_p), (out_, lo_o, hi_o) = [
-        (f.path, f.min, f.max) for f in F.ITEM_FIELDS]
+        (f.path, f.min, f.max) for f in required]
     out = []
     for i, it in enumerate(items):
         path = "%s[%d]" % (field.path, i)
-        if isinstance(it, (list, tuple)) and len(it) == 3:
-            it = dict(zip(keys, it))
+        if isinstance(it, (list, tuple)) and len(it) == len(req_keys):
+            it = dict(zip(req_keys, it))
         if not isinstance(it, dict):
             raise ScenarioError(path, it, "an object with keys " + ", ".join(keys + ["id"]))
         for k in it:
@@ -197,14 +201,26 @@ def _items(field, items):
                 raise ScenarioError("%s.%s" % (path, k), it[k], "absent",
                                     "%s.%s: unknown key (known keys: %s)"
                                     % (path, k, ", ".join(keys + ["id"])))
-        for k in keys:
+        for k in req_keys:
             if k not in it:
                 raise ScenarioError(path + "." + k, None, "present",
                                     "%s.%s: missing (each item needs %s)"
-                                    % (path, k, ", ".join(keys)))
-        out.append({arrive: check_float(path + "." + arrive, it[arrive], lo_a, hi_a),
-                    prompt: check_int(path + "." + prompt, it[prompt], lo_p, hi_p),
-                    out_: check_int(path + "." + out_, it[out_], lo_o, hi_o)})
+                                    % (path, k, ", ".join(req_keys)))
+        row = {arrive: check_float(path + "." + arrive, it[arrive], lo_a, hi_a),
+               prompt: check_int(path + "." + prompt, it[prompt], lo_p, hi_p),
+               out_: check_int(path + "." + out_, it[out_], lo_o, hi_o)}
+        for f in optional:          # kept only when given (they are rare, traces are long)
+            v = it.get(f.path)
+            if v is not None:
+                row[f.path] = check_int(path + "." + f.path, v, f.min, f.max)
+        plen = row.get("prefix_len", 0)
+        if plen and "prefix_id" not in row:
+            raise ScenarioError(path + ".prefix_id", None, "an integer from 0 to %s when "
+                                "prefix_len is given" % _num(2**31 - 1))
+        if plen > row[prompt]:
+            raise ScenarioError(path + ".prefix_len", plen,
+                                "an integer from 0 to the item's prompt (%d)" % row[prompt])
+        out.append(row)
     out.sort(key=lambda r: r[arrive])  # stable: ties keep their given order
     return out
 

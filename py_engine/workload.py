@@ -27,6 +27,17 @@ Only draws that CPython produces bit-identically natively and in Pyodide (random
 only IEEE-exact operations (+ - * / sqrt, min, max, round-half-even, comparisons) are used, so the
 integers cannot differ between the two.
 
+Shared prefixes (`workload.prefix`), after the draws above and using none of their own:
+- system: request i's prompt is system prompt i mod groups (`tokens` tokens, the same for every
+  request of that group) followed by its drawn prompt: prefix_id = i mod groups, prefix_len =
+  tokens.
+- conversation: requests are turns; request i is turn t = i mod turns of conversation
+  c = i div turns, which arrives `think` after turn t - 1 (turn 0 as the arrival process says for
+  request c * turns). A turn's prompt is the conversation so far (every earlier turn's drawn prompt
+  and output) plus its own drawn prompt, all of it conversation c's stream: prefix_id = c,
+  prefix_len = prompt (so its answer continues the stream and the next turn finds it cached).
+  Requests are then numbered in arrival order (stable).
+
 Arrivals (in ticks; 1 tick = 1e-6 of the cost unit):
 - burst: everyone at 0.
 - gap(every): request i at round(i * (every * 1e6)) ticks.
@@ -57,12 +68,54 @@ def lengths(mean, skew, us, ws):
     return [max(1, round(mean * factor(skew, u, w))) for u, w in zip(us, ws)]
 
 
+class Trace(tuple):
+    """(arrive, prompt, out) lists, plus per-request `prefix_id` (None = no shared prefix),
+    `prefix_len` and `priority` lists, or None when no request has one."""
+
+    def __new__(cls, arrive, prompt, out, prefix_id=None, prefix_len=None, priority=None):
+        t = super().__new__(cls, (arrive, prompt, out))
+        t.prefix_id, t.prefix_len, t.priority = prefix_id, prefix_len, priority
+        return t
+
+
+def _from_items(items):
+    arrive = [to_ticks(it["arrive"]) for it in items]
+    prompt = [it["prompt"] for it in items]
+    out = [it["out"] for it in items]
+    pid = plen = prio = None
+    if any("prefix_id" in it for it in items):
+        pid = [it.get("prefix_id") for it in items]
+        plen = [it.get("prefix_len", 0) for it in items]
+    if any(it.get("priority") for it in items):
+        prio = [it.get("priority", 0) for it in items]
+    return Trace(arrive, prompt, out, pid, plen, prio)
+
+
+def _shared(prefix, arrive, prompt, out):
+    """Apply workload.prefix to the drawn trace (see the module docstring)."""
+    n = len(arrive)
+    if prefix["kind"] == "system":
+        g, tokens = prefix["groups"], prefix["tokens"]
+        return Trace(arrive, [p + tokens for p in prompt], out, [i % g for i in range(n)],
+                     [tokens] * n)
+    turns, think = prefix["turns"], to_ticks(prefix["think"])
+    rows = []
+    for c in range(0, n, turns):
+        context = 0
+        for i in range(c, min(c + turns, n)):
+            t = i - c
+            p = context + prompt[i]
+            rows.append((arrive[c] + t * think, p, out[i], c // turns))
+            context = p + out[i]
+    rows.sort(key=lambda r: r[0])
+    return Trace([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
+                 [r[3] for r in rows], [r[1] for r in rows])
+
+
 def generate(workload):
-    """Normalised workload dict -> (arrive_ticks, prompt, out) as Python int lists."""
+    """Normalised workload dict -> Trace (arrive_ticks, prompt, out as Python int lists)."""
     if workload.get("items") is not None:
-        items = workload["items"]
-        return ([to_ticks(it["arrive"]) for it in items],
-                [it["prompt"] for it in items], [it["out"] for it in items])
+        return _from_items(workload["items"])
     n, skew = workload["requests"], workload["skew"]
     rng = random.Random(workload["seed"])
     rnd = rng.random
@@ -83,4 +136,7 @@ def generate(workload):
             gap = round(rng.expovariate(1.0) * scale)
             t += 0 if i == 0 else gap
             arrive.append(t)
-    return arrive, prompt, out
+    prefix = workload.get("prefix", {"kind": "none"})
+    if prefix["kind"] != "none":
+        return _shared(prefix, arrive, prompt, out)
+    return Trace(arrive, prompt, out)

@@ -23,6 +23,9 @@ Every hook a policy may use is declared below with its default:
                      the core then cuts the run at the first pass starting at/after the next arrival.
     extra_metrics()  Counters of this policy merged into the result's metrics (vllm: swap and
                      recompute totals); {} by default.
+    kv_after(k)      KV tokens in use after the k passes just run, when the policy keeps its own
+                     account (vllm: tokens in allocated blocks, shared blocks once); None: the
+                     residents' prefilled + emitted tokens.
 
 Class attributes: `label` and `summary` (the page's lane title and subtitle), `order` (display
 order among schedulers), `base` (always compared on the page; other schedulers are lanes a reader
@@ -56,9 +59,10 @@ class Policy:
     order = 100
     base = False   # True: always on the page's comparison (static, continuous)
 
-    def __init__(self, sim, scenario):
+    def __init__(self, sim, scenario, trace=None):
         self.sim = sim
         self.scenario = scenario
+        self.trace = trace      # the workload.Trace (per-request prefix ids, priorities)
         self.chunk = scenario["server"]["chunk"]
 
     @classmethod
@@ -76,6 +80,8 @@ class Policy:
 
     def extra_metrics(self):
         return {}
+
+    kv_after = None
 
 
 REGISTRY = {}
