@@ -80,15 +80,18 @@ def _requests(sim, n):
     arrive, prompt, out = sim.arrive, sim.prompt, sim.out
     at, ft, dt = sim.admit_tick, sim.first_tick, sim.done_tick
     ap, fp, dp, pre = sim.admit_pass, sim.first_pass, sim.done_pass, sim.preemptions
+    last, cached = sim.last_tick, sim.cached_tokens
     reqs = []
     for i in range(n):
         a, f, d, o = arrive[i], ft[i], dt[i], out[i]
+        lt = last[i]
         reqs.append({
             "id": i, "arrive": a / TICKS, "prompt": prompt[i], "out": o,
-            "admit": at[i] / TICKS, "first_token": f / TICKS, "done": d / TICKS,
-            "admit_pass": ap[i], "first_token_pass": fp[i], "done_pass": dp[i],
-            "ttft": (f - a) / TICKS, "tpot": 0.0 if o == 1 else (d - f) / TICKS / (o - 1),
-            "e2e": (d - a) / TICKS, "preemptions": pre[i],
+            "admit": at[i] / TICKS, "first_token": f / TICKS, "last_token": lt / TICKS,
+            "done": d / TICKS, "admit_pass": ap[i], "first_token_pass": fp[i],
+            "done_pass": dp[i], "ttft": (f - a) / TICKS,
+            "tpot": 0.0 if o == 1 else (lt - f) / (o - 1) / TICKS,
+            "e2e": (d - a) / TICKS, "preemptions": pre[i], "cached_tokens": cached[i],
         })
     return reqs
 
@@ -187,8 +190,9 @@ def set_field(scenario, dotted, value):
     d[parts[-1]] = value
 
 
-SWEEP_METRICS = ("passes", "makespan", "utilization", "throughput_tok_s", "ttft", "tbt", "e2e",
-                 "goodput_rps", "slo_attainment", "preemptions", "kv_peak_tokens")
+SWEEP_METRICS = ("passes", "makespan", "utilization", "throughput_tok_s", "ttft", "tpot", "itl",
+                 "e2e", "goodput_rps", "slo_attainment", "meets_slo", "slo", "preemptions",
+                 "kv_peak_tokens", "prefix_hit_rate")
 
 
 def sweep_steps(scenario=None, param="skew", values=(0.0, 0.3, 0.6),
@@ -220,7 +224,7 @@ def sweep_steps(scenario=None, param="skew", values=(0.0, 0.3, 0.6),
         if "speedup" in res:
             pt["speedup"] = res["speedup"]
         points.append(pt)
-    # SLO sizing (py_engine/slo.py): meets_slo per point, best = largest value meeting it
+    # SLO sizing (py_engine/slo.py): best = largest value meeting it
     return _slo.annotate({"param": param, "path": path, "values": list(values), "points": points},
                          schedulers, base["slo"])
 

@@ -30,6 +30,13 @@ def _value(text):
     return {"null": None, "true": True, "false": False}.get(text, text)
 
 
+def _flag(text):
+    """A boolean flag as the page reads it: 1/true/yes/on or 0/false/no/off, any case."""
+    t = text.strip().lower()
+    return True if t in ("1", "true", "yes", "on") else False if t in (
+        "0", "false", "no", "off") else text
+
+
 def _read_trace(path):
     try:
         with open(path, newline="") as f:
@@ -73,7 +80,8 @@ def scenario_from_args(args):
     for f in CLI_FIELDS:
         v = getattr(args, f.flag.replace("-", "_"), None)
         if v is not None:
-            set_field(sc, f.path, _value(v))  # replaces a non-object on the way (arrival: "burst")
+            v = _flag(v) if f.type == "bool" else _value(v)
+            set_field(sc, f.path, v)  # replaces a non-object on the way (arrival: "burst")
     if args.trace:
         items = fields.BY_PATH["workload.items"]
         set_field(sc, items.path, _read_trace(args.trace))
@@ -103,7 +111,9 @@ def _parser():
         sp.add_argument("--scenario", help="JSON object or JSON file")
         sp.add_argument("--trace", help="JSONL or CSV file of {arrive, prompt, out}")
         for f in CLI_FIELDS:
-            sp.add_argument("--" + f.flag, metavar="V", help="%s (%s)" % (f.path, f.description))
+            sp.add_argument("--" + f.flag, *("--" + a.replace("_", "-") for a in f.aliases),
+                            dest=f.flag.replace("-", "_"), metavar="V",
+                            help="%s (%s)" % (f.path, f.description))
         sp.add_argument("--json", action="store_true", help="print the full JSON result")
         return sp
 

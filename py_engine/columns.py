@@ -21,19 +21,21 @@ def _table(n, columns):
 
 def _requests(sim, n):
     arrive, prompt, out = sim.arrive[:n], sim.prompt[:n], sim.out[:n]
-    at, ft, dt = sim.admit_tick[:n], sim.first_tick[:n], sim.done_tick[:n]
+    at, ft, dt, lt = sim.admit_tick[:n], sim.first_tick[:n], sim.done_tick[:n], sim.last_tick[:n]
     ms = lambda ticks: array("d", [t / TICKS for t in ticks])  # noqa: E731
     cols = {
         "id": array("d", range(n)), "arrive": ms(arrive), "prompt": array("d", prompt),
-        "out": array("d", out), "admit": ms(at), "first_token": ms(ft), "done": ms(dt),
+        "out": array("d", out), "admit": ms(at), "first_token": ms(ft), "last_token": ms(lt),
+        "done": ms(dt),
         "admit_pass": array("d", sim.admit_pass[:n]),
         "first_token_pass": array("d", sim.first_pass[:n]),
         "done_pass": array("d", sim.done_pass[:n]),
         "ttft": array("d", [(f - a) / TICKS for f, a in zip(ft, arrive)]),
-        "tpot": array("d", [0.0 if o == 1 else (d - f) / TICKS / (o - 1)
-                            for f, d, o in zip(ft, dt, out)]),
+        "tpot": array("d", [0.0 if o == 1 else (t - f) / (o - 1) / TICKS
+                            for f, t, o in zip(ft, lt, out)]),
         "e2e": array("d", [(d - a) / TICKS for d, a in zip(dt, arrive)]),
         "preemptions": array("d", sim.preemptions[:n]),
+        "cached_tokens": array("d", sim.cached_tokens[:n]),
     }
     assert list(cols) == records.names(records.REQUEST)
     return _table(n, cols)

@@ -14,6 +14,8 @@ hidden in the page. `shown_if={path: values}`: always in the scenario, but only 
 (the swap bandwidth matters only for swap preemption). `applies_to`: the schedulers the field affects (the page shows it only when one of
 them is on screen). `slider`: the comfortable range of the page's slider (the text box beside it takes
 the whole range). `page_max`: a tighter bound for runs in the browser (bigger ones belong to the CLI).
+`aliases`: former names of the field, still read in scenarios, URLs and flags (old links keep
+working); giving both is an error.
 """
 
 MAX_REQUESTS = 1_000_000
@@ -29,12 +31,12 @@ GROUPS = {"scheduler": "Scheduler", "workload": "Workload", "server": "Server",
 class Field:
     __slots__ = ("path", "type", "default", "min", "max", "choices", "nullable", "unit", "label",
                  "hint", "description", "url", "flag", "applies_to", "when", "shown_if", "sweep",
-                 "slider", "page_max", "control", "object_choice", "shorthand")
+                 "slider", "page_max", "control", "object_choice", "shorthand", "aliases")
 
     def __init__(self, path, type, default, description, *, min=None, max=None, choices=None,
                  nullable=False, unit=None, label=None, hint="", url=None, flag=None,
                  applies_to=None, when=None, shown_if=None, sweep=False, slider=None,
-                 page_max=None, control=True, object_choice=None, shorthand=False):
+                 page_max=None, control=True, object_choice=None, shorthand=False, aliases=()):
         self.path, self.type, self.default, self.description = path, type, default, description
         self.min, self.max, self.choices, self.nullable = min, max, choices, nullable
         self.unit, self.hint = unit, hint
@@ -47,6 +49,7 @@ class Field:
         self.page_max, self.control = page_max, control
         self.object_choice = object_choice  # cost: the choice that means "the object form"
         self.shorthand = shorthand          # the parent object may be given as just this value
+        self.aliases = list(aliases)        # older names still read (key, URL name and flag)
 
     @property
     def parent(self):
@@ -185,16 +188,24 @@ FIELDS = [
           "vllm swap: KV bytes per token (Llama-3-8B bf16 = 131,072).",
           min=1, max=10**9, unit="bytes", label="KV bytes / token", applies_to=VLLM,
           shown_if={"server.preemption": ["swap"]}),
-    # ---- service-level objectives
-    Field("slo.ttft_ms", "float", 2000.0, "TTFT objective (cost unit: passes under the unit cost).",
-          min=0.0, max=1e9, unit="ms", label="TTFT SLO"),
-    Field("slo.tbt_ms", "float", 100.0,
-          "Time-between-tokens objective, compared with each request's tpot.",
-          min=0.0, max=1e9, unit="ms", label="TBT SLO"),
+    # ---- service-level objectives (vLLM's benchmark names: vllm/benchmarks/serve.py)
+    Field("slo.ttft_ms", "float", 2000.0,
+          "Per-request limit on TTFT, arrival to first token (cost unit: passes under the unit "
+          "cost); null = none.",
+          min=0.0, max=1e9, nullable=True, unit="ms", label="TTFT limit"),
+    Field("slo.tpot_ms", "float", 100.0,
+          "Per-request limit on TPOT, (last token - first token) / (out - 1): the mean time per "
+          "output token after the first; null = none.",
+          min=0.0, max=1e9, nullable=True, unit="ms", label="TPOT limit", aliases=("tbt_ms",)),
     Field("slo.e2el_ms", "float", None,
-          "End-to-end latency objective (arrival to slot freed), per request; null = none.",
-          min=0.0, max=1e9, nullable=True, unit="ms", label="E2E latency SLO",
+          "Per-request limit on end-to-end latency (arrival to slot freed); null = none.",
+          min=0.0, max=1e9, nullable=True, unit="ms", label="E2E latency limit",
           hint="Empty = no end-to-end limit."),
+    Field("slo.attainment", "float", 0.9,
+          "A setting meets the SLO when at least this share of requests meets every limit "
+          "(the same rule in runs, sweeps, charts and the CLI).",
+          min=0.0, max=1.0, label="SLO attainment target",
+          hint="Share of requests that must meet every limit."),
 ]
 
 # Fields of one explicit trace item (workload.items[i]); the first three are required.

@@ -1,22 +1,27 @@
 """Metrics of a finished simulation, exact in integer ticks until the last step.
 
-Definitions:
+Names and definitions follow vLLM's benchmark (vllm/benchmarks/serve.py):
 - utilization = useful / (slots * passes); shares useful / prefill / padding / idle of all
   slots * passes slot-steps (idle = slots * passes - occupied rows); they sum to 1.
 - Percentiles p50/p95/p99 use the nearest-rank method: the value at rank ceil(p/100 * N) of the
-  sorted samples (an actual sample, computed in integer ticks, then converted to the cost unit).
-- ttft = first_token - arrive; e2e = done - arrive (done = when the slot is freed; static: the
-  group's end); tpot = (done - first_token) / (out - 1), 0 when out = 1.
-- tbt: time between consecutive tokens of the same request, pooled over all token gaps of all
-  requests (a request with out tokens contributes out - 1 gaps). In a run of passes every decoding
-  resident's gap is that pass's cost; the first token after a preemption gaps from the last one.
+  sorted samples (an actual sample); `mean` is the plain mean.
+- ttft = first_token - arrive; e2e = done - arrive (done = when the slot is freed: the last token,
+  or a static group's end); tpot = (last_token - first_token) / (out - 1), over requests with
+  out > 1 (0 for a one-token request in its record).
+- itl: every gap between consecutive tokens of a request, pooled over all requests (a request
+  with out tokens gives out - 1 gaps; the first token after a preemption gaps from the last one).
   null when no request has 2+ tokens.
-- SLO: a request meets the SLO when ttft <= slo.ttft_ms and tpot <= slo.tbt_ms (values in the cost
-  unit: passes under the unit cost). slo_attainment = share of requests meeting it; goodput_rps =
-  requests meeting it per second of makespan; throughput_tok_s = output tokens per second of
-  makespan. Under the unit cost one pass counts as 1 ms for these per-second rates.
-- makespan = time the last request's slot is freed, from t = 0.
+- SLO: a request meets it when it meets every limit given (slo.ttft_ms, slo.tpot_ms,
+  slo.e2el_ms; null = no limit; in the cost unit). slo_attainment = share of requests meeting it;
+  goodput_rps = those requests per second of makespan; meets_slo = slo_attainment >=
+  slo.attainment (one rule everywhere); slo.limits = each limit's own share, slo.failing = the
+  limits whose share is below the target (["together"] when each alone is met but not all at once).
+- throughput_tok_s = output tokens per second of makespan. Under the unit cost one pass counts as
+  1 ms for these per-second rates. makespan = time the last request's slot is freed, from t = 0.
 """
+
+import math
+from fractions import Fraction
 
 from .cost import TICKS, to_ticks
 
@@ -34,20 +39,25 @@ def nearest_rank(sorted_vals, p):
 
 
 def _pcts(ticks):
-    """ticks: a list of integers -> {"p50", "p95", "p99"} in the cost unit (None if empty)."""
+    """ticks: a list of numbers -> {"p50", "p95", "p99", "mean"} in the cost unit (None if
+    empty)."""
     if not ticks:
-        return {"p%d" % p: None for p in PCTS}
+        return {"p%d" % p: None for p in PCTS} | {"mean": None}
     s = sorted(ticks)
-    return {"p%d" % p: nearest_rank(s, p) / TICKS for p in PCTS}
+    out = {"p%d" % p: nearest_rank(s, p) / TICKS for p in PCTS}
+    # fsum: correctly rounded, so the same natively and in Pyodide (sum() of floats is
+    # compensated from Python 3.12 on, plain before); integer ticks sum exactly either way
+    out["mean"] = math.fsum(s) / len(s) / TICKS
+    return out
 
 
 def _weighted_pcts(weights):
     """weights: {value_ticks: count} -> nearest-rank percentiles of the pooled samples."""
     total = sum(weights.values())
     if total == 0:
-        return {"p%d" % p: None for p in PCTS}
+        return {"p%d" % p: None for p in PCTS} | {"mean": None}
     vals = sorted(weights)
-    out = {}
+    out = {"mean": sum(v * c for v, c in weights.items()) / total / TICKS}
     for p in PCTS:
         rank = max(1, (p * total + 99) // 100)
         acc = 0
@@ -59,23 +69,48 @@ def _weighted_pcts(weights):
     return out
 
 
+def slo_verdict(counts, n, slo):
+    """counts: {limit: requests meeting it alone, "all": meeting every one} -> the slo block."""
+    target = Fraction(repr(slo["attainment"]))
+    limits = {k: (None if counts[k] is None else counts[k] / n) for k in LIMITS}
+    meets = counts["all"] >= target * n
+    failing = [k for k in LIMITS if counts[k] is not None and counts[k] < target * n]
+    if not meets and not failing:
+        failing = ["together"]
+    return {"attainment": counts["all"] / n, "target": slo["attainment"], "meets": meets,
+            "limits": limits, "failing": failing}
+
+
+LIMITS = ("ttft_ms", "tpot_ms", "e2el_ms")
+
+
 def compute(sim, scenario):
     n, slots, passes = sim.n, sim.slots, sim.passes
-    arrive, out, first, done = sim.arrive, sim.out, sim.first_tick, sim.done_tick
+    arrive, out, first, done, last = (sim.arrive, sim.out, sim.first_tick, sim.done_tick,
+                                      sim.last_tick)
     ttft = [f - a for f, a in zip(first, arrive)]
     e2e = [d - a for d, a in zip(done, arrive)]
+    tpot = [(lt - f) / (o - 1) for f, lt, o in zip(first, last, out) if o > 1]
     makespan = max(done)
     total = slots * passes
     t_idle = total - sim.t_rows
-    # SLO, exactly in integers (Python ints never overflow): tpot <= tbt  <=>
-    # done - first <= tbt * (out - 1)
+    # SLO, exactly in integers (Python ints never overflow): tpot <= lim  <=>
+    # last - first <= lim * (out - 1)
     slo = scenario["slo"]
-    ttft_lim, tbt_lim = to_ticks(slo["ttft_ms"]), to_ticks(slo["tbt_ms"])
-    e2e_lim = None if slo["e2el_ms"] is None else to_ticks(slo["e2el_ms"])
-    good = 0
-    for t, e, f, d, o in zip(ttft, e2e, first, done, out):
-        if t <= ttft_lim and d - f <= tbt_lim * (o - 1) and (e2e_lim is None or e <= e2e_lim):
-            good += 1
+    lim = {k: None if slo[k] is None else to_ticks(slo[k]) for k in LIMITS}
+    lt, lp, le = lim["ttft_ms"], lim["tpot_ms"], lim["e2el_ms"]
+    ok_t = ok_p = ok_e = good = 0
+    for t, e, f, d, o in zip(ttft, e2e, first, last, out):
+        a = lt is None or t <= lt
+        b = lp is None or d - f <= lp * (o - 1)
+        c = le is None or e <= le
+        ok_t += a
+        ok_p += b
+        ok_e += c
+        good += a and b and c
+    verdict = slo_verdict({"ttft_ms": None if lt is None else ok_t,
+                           "tpot_ms": None if lp is None else ok_p,
+                           "e2el_ms": None if le is None else ok_e, "all": good}, n, slo)
     seconds = makespan / TICKS / 1000.0
     output_tokens = sum(out)
     return {
@@ -89,11 +124,15 @@ def compute(sim, scenario):
         "output_tokens": output_tokens,
         "throughput_tok_s": output_tokens / seconds,
         "ttft": _pcts(ttft),
-        "tbt": _weighted_pcts(sim.rec.gap_weights),
+        "tpot": _pcts(tpot),
+        "itl": _weighted_pcts(sim.rec.gap_weights),
         "e2e": _pcts(e2e),
         "goodput_rps": good / seconds,
         "slo_attainment": good / n,
+        "meets_slo": verdict["meets"],
+        "slo": verdict,
         "preemptions": int(sum(sim.preemptions)),
         "kv_peak_tokens": int(sim.kv_peak),
+        "prefix_hit_rate": None,
         "makespan_ticks": makespan,
     }

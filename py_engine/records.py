@@ -16,14 +16,16 @@ REQUEST = [
     ("out", "tokens", "output length"),
     ("admit", "time", "first admitted to a slot"),
     ("first_token", "time", "first token emitted"),
+    ("last_token", "time", "last token emitted"),
     ("done", "time", "slot freed (static: the group's end; otherwise the last token)"),
     ("admit_pass", "pass", "pass of the first admission"),
     ("first_token_pass", "pass", "pass that emitted the first token"),
     ("done_pass", "pass", "pass after which the slot was freed"),
     ("ttft", "time", "first_token - arrive"),
-    ("tpot", "time", "(done - first_token) / (out - 1); 0 when out = 1"),
+    ("tpot", "time", "(last_token - first_token) / (out - 1); 0 when out = 1"),
     ("e2e", "time", "done - arrive"),
     ("preemptions", None, "times the request lost its slot"),
+    ("cached_tokens", "tokens", "prompt tokens served from the prefix cache at first admission"),
 ]
 
 # segments: [slot, request, phase, first_pass, last_pass]; 1-based inclusive passes; request -1 =

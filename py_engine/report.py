@@ -48,10 +48,12 @@ ROWS = [("passes", "passes", 0), ("makespan", "makespan", 1), ("utilization", "u
         ("padding share", "shares.padding", 3), ("idle share", "shares.idle", 3),
         ("output tokens", "output_tokens", 0), ("throughput tok/s", "throughput_tok_s", 1),
         ("TTFT p50", "ttft.p50", 1), ("TTFT p95", "ttft.p95", 1), ("TTFT p99", "ttft.p99", 1),
-        ("TBT p50", "tbt.p50", 2), ("TBT p95", "tbt.p95", 2), ("TBT p99", "tbt.p99", 2),
+        ("TPOT p50", "tpot.p50", 2), ("TPOT p95", "tpot.p95", 2), ("TPOT mean", "tpot.mean", 2),
+        ("ITL p50", "itl.p50", 2), ("ITL p95", "itl.p95", 2), ("ITL p99", "itl.p99", 2),
         ("E2E p50", "e2e.p50", 1), ("E2E p95", "e2e.p95", 1), ("E2E p99", "e2e.p99", 1),
         ("goodput req/s", "goodput_rps", 3), ("SLO attainment", "slo_attainment", 3),
-        ("preemptions", "preemptions", 0), ("KV peak tokens", "kv_peak_tokens", 0)]
+        ("preemptions", "preemptions", 0), ("KV peak tokens", "kv_peak_tokens", 0),
+        ("prefix hit rate", "prefix_hit_rate", 3)]
 # policy counters (vllm: swap / recompute), shown when a result has them
 EXTRA_ROWS = [("recomputed tokens", "recomputed_tokens", 0),
               ("swap blocks out", "swap_out_blocks", 0), ("swap blocks in", "swap_in_blocks", 0),
@@ -75,7 +77,9 @@ def metrics_table(results):
 
 def results(results, speedup=None):
     first = next(iter(results.values()))
-    lines = [describe(first["scenario"]), metrics_table(results)]
+    lines = [describe(first["scenario"]), metrics_table(results),
+             "SLO: " + slo_rule(first["scenario"]["slo"])]
+    lines += ["  %-12s %s" % (n, slo_line(r["metrics"])) for n, r in results.items()]
     if speedup:
         lines.append("speedup (static / continuous): passes x%.3f, time x%.3f" % (
             speedup["passes"], speedup["time"]))
@@ -93,23 +97,40 @@ def speedup_table(r):
     return "\n".join(lines)
 
 
+def slo_rule(slo):
+    """The SLO in words: '>= 90% of requests within TTFT <= 2000 ms and TPOT <= 100 ms'."""
+    limits = " and ".join("%s <= %g" % (f.label.replace(" limit", ""), slo[f.leaf])
+                          for f in fields.children("slo")
+                          if f.leaf.endswith("_ms") and slo.get(f.leaf) is not None)
+    return ">= %g%% of requests within %s" % (slo["attainment"] * 100, limits or "no limit")
+
+
+def slo_line(m):
+    """A run's verdict: 'meets' or 'fails: TTFT (62% within)'."""
+    v = m["slo"]
+    if v["meets"]:
+        return "meets (%.1f%%)" % (v["attainment"] * 100)
+    label = {f.leaf: f.label.replace(" limit", "") for f in fields.children("slo")}
+    why = ["%s (%.1f%% within)" % (label[k], v["limits"][k] * 100) for k in v["failing"]
+           if k in label] or ["the limits together (%.1f%%)" % (v["attainment"] * 100)]
+    return "fails: " + ", ".join(why)
+
+
 def slo_table(r, name):
     """One scheduler across a sweep: throughput, tail latency, goodput, and the SLO verdict."""
-    lines = ["%-10s %12s %11s %9s %10s %9s %8s %6s" % (
-        r["param"], "tok/s", "TTFT p95", "TBT p95", "goodput/s", "SLO att.", "preempt", "SLO")]
+    lines = ["%-10s %12s %11s %9s %10s %9s %8s  %s" % (
+        r["param"], "tok/s", "TTFT p95", "TPOT p95", "goodput/s", "SLO att.", "preempt", "SLO")]
     for pt in r["points"]:
         m = pt[name]
-        lines.append("%-10s %12s %11s %9s %10s %9s %8s %6s" % (
+        lines.append("%-10s %12s %11s %9s %10s %9s %8s  %s" % (
             pt["value"], fmt(m["throughput_tok_s"], 1), fmt(m["ttft"]["p95"], 1),
-            fmt(m["tbt"]["p95"], 2), fmt(m["goodput_rps"], 3), fmt(m["slo_attainment"], 3),
-            fmt(m["preemptions"]), "meets" if m["meets_slo"] else "-"))
+            fmt(m["tpot"]["p95"], 2), fmt(m["goodput_rps"], 3), fmt(m["slo_attainment"], 3),
+            fmt(m["preemptions"]), slo_line(m)))
     best, low = r["best"][name], r["lowest"][name]
     if low is not None and low != best:
         lines.append("%s: smallest %s meeting the SLO: %s" % (name, r["param"], low))
-    limits = " and ".join("p95 %s <= %g" % (f.label.replace(" SLO", ""), r["slo"][f.leaf])
-                          for f in fields.children("slo") if r["slo"].get(f.leaf) is not None)
-    lines.append("%s: largest %s meeting %s: %s" % (
-        name, r["param"], limits, "none" if best is None else best))
+    lines.append("%s: largest %s meeting the SLO (%s): %s" % (
+        name, r["param"], slo_rule(r["slo"]), "none" if best is None else best))
     return "\n".join(lines)
 
 

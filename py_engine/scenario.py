@@ -22,6 +22,10 @@ from .errors import ScenarioError
 from .policies import scheduler_names
 
 _OBJECTS = F.objects()
+_ALIASES = {}                       # object path -> {alias: field}
+for _f in F.FIELDS:
+    for _a in _f.aliases:
+        _ALIASES.setdefault(_f.parent, {})[_a] = _f
 
 
 def _num(x):
@@ -100,8 +104,9 @@ def _object_keys(path, value):
         return {}
     if not isinstance(value, dict):
         raise ScenarioError(path, value, "an object with keys " + ", ".join(keys))
+    aliases = _ALIASES.get(path, {})
     for k in value:
-        if k not in keys:
+        if k not in keys and k not in aliases:
             sub = "%s.%s" % (path, k) if path else str(k)
             raise ScenarioError(sub, value[k], "absent (unknown key; known: %s)" % ", ".join(keys),
                                 "%s: unknown key (known keys: %s)" % (sub, ", ".join(keys)))
@@ -166,6 +171,14 @@ def _object(path, raw, root, out=None):
         sub = "%s.%s" % (path, key) if path else key
         field = F.BY_PATH.get(sub)
         value = raw.get(key)
+        for alias in (field.aliases if field is not None else ()):
+            if alias in raw:
+                if key in raw:
+                    raise ScenarioError(
+                        "%s.%s" % (path, alias), raw[alias], "absent when %s is given" % sub,
+                        "%s.%s and %s: the same field under its old and new name; give %s"
+                        % (path, alias, sub, sub))
+                value = raw[alias]
         if field is None:   # a nested object
             shorthand = next((f for f in F.children(sub) if f.shorthand), None)
             if shorthand is not None and isinstance(value, str):

@@ -202,6 +202,7 @@ function renderMain() {
   performance.measure('cbx:draw', { start: t0, end: performance.now() });
   renderCards($('metric-cards'), cmp, lanesNow().filter((s) => cmp[s]), ctx.fields.filter((f) => f.group === 'slo'));
   root.dataset.drawn = String(++app.drawn);
+  root.dataset.firstPaint ??= app.fromSnapshot ? 'snapshot' : 'engine';   // test hook
   if (app.tInput != null) {
     performance.measure('cbx:redraw', { start: app.tInput, end: performance.now() });
     app.tInput = null;

@@ -30,7 +30,7 @@ class _StepVLLM(VLLM):
 def run_stepped(sc, trace):
     """The vllm policy on `trace` with the scheduler called before every single pass -> Sim."""
     sim = Sim(trace, sc["server"]["slots"], Cost.from_scenario(sc))
-    sim.run(_StepVLLM(sim, sc))
+    sim.run(_StepVLLM(sim, sc, trace))
     return sim
 
 

@@ -18,15 +18,20 @@ def _nearest_rank(values, p):
 
 def test_metrics_follow_their_definitions():
     sc = {"workload": {"requests": 120, "seed": 9, "arrival": {"kind": "poisson", "rate": 12}},
-          "server": {"slots": 6}, "slo": {"ttft_ms": 3000, "tbt_ms": 30}}
+          "server": {"slots": 6}, "slo": {"ttft_ms": 3000, "tpot_ms": 30}}
     for sched in ("static", "continuous"):
         r = simulate(dict(sc, scheduler=sched))
         m, reqs = r["metrics"], r["requests"]
         assert [q["id"] for q in reqs] == list(range(120))
-        for key in ("ttft", "e2e"):
-            vals = [q[key] for q in reqs]
+        for key in ("ttft", "e2e", "tpot"):
+            vals = [q[key] for q in reqs if key != "tpot" or q["out"] > 1]
             for p in (50, 95, 99):
                 assert m[key]["p%d" % p] == pytest.approx(_nearest_rank(vals, p), rel=1e-12)
+            assert m[key]["mean"] == pytest.approx(sum(vals) / len(vals), rel=1e-12)
+        for q in reqs:   # tpot runs from the first to the last token (static: not the group end)
+            if q["out"] > 1:
+                assert q["tpot"] == pytest.approx((q["last_token"] - q["first_token"]) /
+                                                  (q["out"] - 1), rel=1e-12)
         good = [q for q in reqs if q["ttft"] <= 3000 + 1e-9 and q["tpot"] <= 30 + 1e-9]
         assert m["slo_attainment"] == len(good) / 120
         assert m["goodput_rps"] == pytest.approx(len(good) / (m["makespan"] / 1000), rel=1e-12)
@@ -36,7 +41,7 @@ def test_metrics_follow_their_definitions():
         for q in reqs:
             assert q["e2e"] == pytest.approx(q["done"] - q["arrive"], abs=1e-6)
             assert q["first_token_pass"] <= q["done_pass"]
-        # pooled TBT: per-request gaps from the brute force, nearest rank
+        # pooled ITL: per-request gaps from the brute force, nearest rank
         norm = normalize(dict(sc, scheduler=sched))
         t = norm["_ticks"]
         arrive, prompt, out = generate(norm["workload"])
@@ -44,12 +49,13 @@ def test_metrics_follow_their_definitions():
                           (t["fixed"], t["per_row"], t["per_prefill_token"]))
         gaps = sorted(ref["gaps"].elements())
         for p in (50, 95, 99):
-            assert m["tbt"]["p%d" % p] == _nearest_rank(gaps, p) / 1e6
+            assert m["itl"]["p%d" % p] == _nearest_rank(gaps, p) / 1e6
+        assert m["itl"]["mean"] == pytest.approx(sum(gaps) / len(gaps) / 1e6, rel=1e-12)
 
 
 def test_goodput_counts_the_end_to_end_limit_when_given():
     sc = {"workload": {"requests": 80, "seed": 4, "arrival": {"kind": "poisson", "rate": 10}},
-          "slo": {"ttft_ms": 1e6, "tbt_ms": 1e6}}
+          "slo": {"ttft_ms": 1e6, "tpot_ms": 1e6}}
     free = simulate(sc)
     assert free["scenario"]["slo"]["e2el_ms"] is None and free["metrics"]["slo_attainment"] == 1.0
     limit = sorted(q["e2e"] for q in free["requests"])[40]
@@ -58,8 +64,9 @@ def test_goodput_counts_the_end_to_end_limit_when_given():
     assert r["metrics"]["goodput_rps"] < free["metrics"]["goodput_rps"]
 
 
-def test_tbt_null_when_every_request_has_one_token():
+def test_itl_and_tpot_null_when_every_request_has_one_token():
     r = simulate({"workload": {"items": [{"arrive": 0, "prompt": 5, "out": 1}] * 3}})
-    assert r["metrics"]["tbt"] == {"p50": None, "p95": None, "p99": None}
+    for key in ("itl", "tpot"):
+        assert r["metrics"][key] == {"p50": None, "p95": None, "p99": None, "mean": None}
     assert r["requests"][0]["tpot"] == 0.0
     json.dumps(r, allow_nan=False)

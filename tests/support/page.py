@@ -26,8 +26,12 @@ def status_text(page) -> str:
     return page.evaluate("() => (document.getElementById('engine-status-text') || {}).textContent || ''")
 
 
+BOOLS = {"true": 1.0, "false": 0.0}   # a verdict (meets_slo) is shown as true / false
+
+
 def read_metrics(page) -> dict[str, float | None]:
-    """{data-metric: float(data-value)} of every metric shown with a value; JSON null -> None.
+    """{data-metric: float(data-value)} of every metric shown with a value; JSON null -> None,
+    true / false -> 1.0 / 0.0.
     The same metric shown twice must carry the same value."""
     pairs = page.eval_on_selector_all(
         "[data-metric]", "els => els.map(e => [e.dataset.metric, e.getAttribute('data-value')])")
@@ -35,7 +39,7 @@ def read_metrics(page) -> dict[str, float | None]:
     for name, raw in pairs:
         if raw is None or raw.strip() == "":
             continue
-        value = None if raw == "null" else float(raw)
+        value = None if raw == "null" else BOOLS[raw] if raw in BOOLS else float(raw)
         if name in out and out[name] != value:
             raise AssertionError(f"{name} is shown with two values: {out[name]} and {value}")
         out[name] = value
@@ -51,7 +55,7 @@ def flat_metrics(compare_result: dict) -> dict[str, float | None]:
         if isinstance(value, dict):
             for k, v in value.items():
                 walk(f"{prefix}.{k}", v)
-        elif isinstance(value, (int, float)) and not isinstance(value, bool) or value is None:
+        elif isinstance(value, (int, float)) or value is None:   # bools as 1.0 / 0.0
             out[prefix] = None if value is None else float(value)
 
     for sched, res in compare_result.items():

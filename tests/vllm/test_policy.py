@@ -1,5 +1,6 @@
-"""The `vllm` policy in the engine: against the brute-force reference, its invariants under tight
-KV budgets, and exact equality with `continuous` when no limit binds."""
+"""The `vllm` policy in the engine: its invariants under tight KV pools (with every knob), exact
+equality with `continuous` when no limit binds, and runs of passes equal to planning every pass.
+Exactness against the real vLLM scheduler: test_oracle_fixture.py."""
 
 import copy
 
@@ -9,13 +10,13 @@ from hypothesis import assume, given, settings, strategies as st
 import py_engine
 from py_engine.cost import TICKS
 from py_engine.errors import ScenarioError
-from references.vllm import run_vllm_reference
 
 COST = (20, 3, 1)              # ticks: fixed, per row, per prefill token
 BYTES_PER_TOKEN, PCIE = 1000, 10.0
 
 
-def scenario(items, *, slots, chunk, budget, block=16, kv=None, mode="recompute", cost=COST):
+def scenario(items, *, slots, chunk, budget, block=16, kv=None, mode="recompute", cost=COST,
+             knobs=None):
     return {
         "scheduler": "vllm",
         "workload": {"items": [{"arrive": a / TICKS, "prompt": p, "out": o} for a, p, o in items]},
@@ -23,7 +24,7 @@ def scenario(items, *, slots, chunk, budget, block=16, kv=None, mode="recompute"
                    "block_size": block, "kv_tokens": kv, "preemption": mode,
                    "kv_bytes_per_token": BYTES_PER_TOKEN, "pcie_gb_s": PCIE,
                    "cost": {"fixed_ms": cost[0] / TICKS, "per_row_ms": cost[1] / TICKS,
-                            "per_prefill_token_ms": cost[2] / TICKS}},
+                            "per_prefill_token_ms": cost[2] / TICKS}, **(knobs or {})},
     }
 
 
@@ -46,59 +47,19 @@ def cases(draw, tight=True):
     items = sorted(draw(st.lists(st.tuples(st.integers(0, 300), st.integers(1, 40),
                                            st.integers(1, 14)), min_size=n, max_size=n)))
     block = draw(st.sampled_from([1, 2, 4, 16]))
-    need = max(-(-(p + o) // block) for _, p, o in items) * block
+    need = max(-(-(p + o - 1) // block) for _, p, o in items) * block
     kv = draw(st.sampled_from([need, need + block, need + 3 * block, 2 * need] +
                               ([] if tight else [None])))
+    knobs = {k: draw(st.booleans()) for k in ("enable_prefix_caching", "async_scheduling",
+                                              "scheduler_reserve_full_isl")}
     return dict(items=items, slots=draw(st.integers(1, 4)), chunk=draw(st.integers(1, 12)),
                 budget=draw(st.integers(1, 40)), block=block, kv=kv,
-                mode=draw(st.sampled_from(["recompute", "swap"])))
+                mode=draw(st.sampled_from(["recompute", "swap"])), knobs=knobs)
 
 
 def run(case):
     c = dict(case)
     return py_engine.simulate(scenario(c.pop("items"), **c))
-
-
-@settings(max_examples=250, deadline=None)
-@given(cases(tight=False))
-def test_engine_equals_brute_force_reference(case):
-    res = run(case)
-    ref = run_vllm_reference(case["items"], slots=case["slots"], chunk=case["chunk"],
-                             max_num_batched_tokens=case["budget"], block_size=case["block"],
-                             kv_tokens=case["kv"], preemption=case["mode"], cost=COST,
-                             swap_ticks_per_block=round(case["block"] * BYTES_PER_TOKEN / PCIE))
-    rp = ref["passes"]
-    assert res["metrics"]["passes"] == len(rp)
-    for a, b in zip(res["requests"], ref["requests"]):
-        assert (ticks(a["admit"]), ticks(a["first_token"]), ticks(a["done"]), a["admit_pass"],
-                a["first_token_pass"], a["done_pass"], a["preemptions"]) == (
-            b["admit"], b["first_token"], b["done"], b["admit_pass"], b["first_token_pass"],
-            b["done_pass"], b["preemptions"])
-    assert expand(res["passes_log"]) == [(p["rows"], p["prefill_tokens"], p["cost"], p["useful"])
-                                         for p in rp]
-    # ... so the engine's passes carry the reference's tokens, which respect the budgets
-    assert all(p["prefill_tokens"] + p["decode_tokens"] <= case["budget"] for p in rp)
-    assert all(p["rows"] <= case["slots"] for p in rp)
-    if case["kv"] is not None:
-        assert all(p["kv_blocks"] <= case["kv"] // case["block"] for p in rp)
-    # KV at the end of every run (the run's peak) equals the reference's at that pass.
-    log, at = res["passes_log"], 0
-    for c, kv in zip(log["count"], log["kv_tokens"]):
-        at += c
-        assert kv == rp[at - 1]["kv_tokens"]
-    m = res["metrics"]
-    # Time between tokens, pooled over every request's consecutive tokens (nearest rank), also
-    # across preemptions (the first token after a resume gaps from the last one before it).
-    gaps = sorted(b - a for r in ref["requests"] for a, b in zip(r["token_times"],
-                                                                  r["token_times"][1:]))
-    for p in (50, 95, 99):
-        want = gaps[max(1, -(-p * len(gaps) // 100)) - 1] / TICKS if gaps else None
-        assert m["tbt"]["p%d" % p] == want
-    assert m["kv_peak_tokens"] == max(p["kv_tokens"] for p in rp)
-    assert m["preemptions"] == sum(len(p["preempted"]) for p in rp)
-    assert m["swap_out_blocks"] == ref["swapped_blocks"]["out"]
-    assert m["swap_in_blocks"] == ref["swapped_blocks"]["in"]
-    assert m["recomputed_tokens"] == sum(r["lost"] for r in ref["requests"])
 
 
 @settings(max_examples=200, deadline=None)
@@ -135,30 +96,23 @@ def test_invariants_under_tight_kv(case):
     for phase in ("useful", "prefill"):
         assert sum(b - a + 1 for _, _, ph, a, b in res["segments"] if ph == phase) == \
             m["slot_steps"][phase]
-    # KV in use never exceeds the budget (a run's KV only grows, so its end is its peak).
+    # Blocks in use never exceed the pool (a run's KV only grows, so its end is its peak).
     assert max(log["kv_tokens"]) <= case["kv"]
     assert m["kv_peak_tokens"] <= case["kv"]
     # Per-pass tokens never exceed max_num_batched_tokens; rows never exceed slots.
     assert all(0 < r <= case["slots"] for r in log["rows"])
     assert all(p <= case["budget"] for p in log["prefill_tokens"])
-    # KV growth accounting: every pass adds its prefill tokens + one per emitted token.
-    prefill = sum(c * p for c, p in zip(log["count"], log["prefill_tokens"]))
-    prompts = sum(p for _, p, _ in items)
     if case["mode"] == "recompute":
-        # recompute's extra prefill is exactly the KV it threw away
-        assert prefill == prompts + m["recomputed_tokens"]
-        assert (m["recomputed_tokens"] > 0) == (m["preemptions"] > 0)
         assert m["swap_out_blocks"] == m["swap_in_blocks"] == 0
     else:
-        # swap never recomputes; every block swapped out comes back; its time is in the passes
-        assert prefill == prompts and m["recomputed_tokens"] == 0
-        assert m["swap_out_blocks"] == m["swap_in_blocks"]
+        # swap moves blocks out and (those the prefix cache lost) back; its time is in the passes
+        assert m["swap_in_blocks"] <= m["swap_out_blocks"]
+        assert (m["swap_out_blocks"] > 0) == (m["preemptions"] > 0)
         per_block = round(case["block"] * BYTES_PER_TOKEN / PCIE)
         base = sum(c * (COST[0] + COST[1] * r + COST[2] * p) for c, r, p in
                    zip(log["count"], log["rows"], log["prefill_tokens"]))
         spent = sum(c * ticks(x) for c, x in zip(log["count"], log["cost"]))
         assert spent - base == (m["swap_out_blocks"] + m["swap_in_blocks"]) * per_block
-        assert (m["swap_out_blocks"] > 0) == (m["preemptions"] > 0)
 
 
 @settings(max_examples=60, deadline=None)
@@ -168,9 +122,9 @@ def test_preemption_when_the_budget_forces_it(n, prompt, out, block, mode):
     # n identical requests arrive together, all fit at admission and grow in lockstep: they all
     # hold KV until the same last pass, so a pool one block short of n full requests cannot finish
     # them without preempting.
-    full = -(-(prompt + out) // block)                       # blocks of one finished request
-    first = -(-(prompt + 1 if prompt <= 8 else 8) // block)  # blocks after its first pass
-    assume(first < full)
+    full = -(-(prompt + out - 1) // block)                   # blocks of one finished request
+    first = -(-min(prompt, 8) // block)                      # blocks after its first pass
+    assume(first < full and n * first <= n * full - 1)
     kv = (n * full - 1) * block
     res = py_engine.simulate(scenario([(0, prompt, out)] * n, slots=n, chunk=8, budget=10_000,
                                       block=block, kv=kv, mode=mode))
@@ -188,9 +142,10 @@ def same_run(a, b):
     assert a["metrics"]["passes"] == b["metrics"]["passes"]
     assert a["requests"] == b["requests"]
     assert a["segments"] == b["segments"]
-    assert a["passes_log"] == b["passes_log"]
-    for k in ("makespan", "utilization", "shares", "ttft", "tbt", "e2e", "throughput_tok_s",
-              "goodput_rps", "slo_attainment", "kv_peak_tokens", "preemptions"):
+    for k in ("count", "start", "rows", "prefill_tokens", "cost", "useful"):
+        assert a["passes_log"][k] == b["passes_log"][k], k
+    for k in ("makespan", "utilization", "shares", "ttft", "tpot", "itl", "e2e",
+              "throughput_tok_s", "goodput_rps", "slo_attainment", "preemptions"):
         assert a["metrics"][k] == b["metrics"][k], k
 
 
@@ -199,21 +154,37 @@ def same_run(a, b):
                 min_size=1, max_size=16),
        st.integers(1, 6), st.integers(1, 600), st.integers(0, 50), st.sampled_from([1, 16, 64]))
 def test_unlimited_vllm_equals_continuous(raw, slots, chunk, extra, block):
-    items = sorted(raw)
-    sc = scenario(items, slots=slots, chunk=chunk, budget=slots * chunk + extra, block=block)
+    # No limit binds: unlimited KV, a budget of at least slots x chunk, synchronous scheduling,
+    # and no prompt longer than the chunk (vLLM ignores the chunk for a lone request).
+    items = sorted((a, min(p, chunk), o) for a, p, o in raw)
+    sc = scenario(items, slots=slots, chunk=chunk, budget=slots * chunk + extra, block=block,
+                  knobs={"async_scheduling": False})
     sc["server"]["cost"] = "article"
     v = py_engine.simulate(sc)
     c = py_engine.simulate({**sc, "scheduler": "continuous"})
     same_run(v, c)
 
 
-@pytest.mark.parametrize("preset", ["article", "chat", "long_docs", "equal"])
-def test_presets_vllm_equals_continuous_when_unlimited(preset):
-    sc = copy.deepcopy(py_engine.presets()[preset]["scenario"])
-    server = sc.setdefault("server", {})
-    server["max_num_batched_tokens"] = server.get("slots", 8) * server.get("chunk", 512)
-    res = py_engine.compare(sc, ["continuous", "vllm"])
-    same_run(res["vllm"], res["continuous"])
+def test_a_lone_request_ignores_the_chunk():
+    # vLLM drops long_prefill_token_threshold when one request is running or waiting: alone, a
+    # 1000-token prompt is prefilled in one pass (the budget allows it); beside another, in chunks.
+    alone = py_engine.simulate(scenario([(0, 1000, 2)], slots=2, chunk=100, budget=4096))
+    assert alone["passes_log"]["prefill_tokens"][0] == 1000
+    pair = py_engine.simulate(scenario([(0, 1000, 2), (0, 10, 50)], slots=2, chunk=100,
+                                       budget=4096))
+    assert max(pair["passes_log"]["prefill_tokens"]) <= 200
+
+
+def test_async_scheduling_holds_a_finished_slot_one_more_pass():
+    # The issue's case: A(0, 10, 3), B(0, 10, 8), C(0, 10, 3); 2 slots. C's TTFT: 92.60 ms
+    # synchronous, 114.95 ms async (recorded from vLLM 0.33.0, case 2 of the fixture).
+    items = [(0, 10, 3), (0, 10, 8), (0, 10, 3)]
+    ttft = {}
+    for mode in (False, True):
+        sc = scenario(items, slots=2, chunk=64, budget=128, knobs={"async_scheduling": mode})
+        sc["server"]["cost"] = "article"
+        ttft[mode] = py_engine.simulate(sc)["requests"][2]["ttft"]
+    assert ttft == {False: pytest.approx(92.60, abs=1e-9), True: pytest.approx(114.95, abs=1e-9)}
 
 
 def test_default_budget_differs_from_continuous_and_is_respected():
@@ -226,11 +197,14 @@ def test_default_budget_differs_from_continuous_and_is_respected():
 
 
 def test_a_request_larger_than_the_pool_is_a_scenario_error():
+    # prompt 100 + out 50 - 1 = 149 KV slots (the last token is never fed back): 10 blocks of 16
     with pytest.raises(ScenarioError) as e:
         py_engine.simulate(scenario([(0, 100, 50), (0, 10, 5)], slots=2, chunk=16, budget=64,
-                                    block=16, kv=128))
+                                    block=16, kv=144))
     assert e.value.field == "server.kv_tokens"
     assert "at least 160" in e.value.message
+    py_engine.simulate(scenario([(0, 100, 50), (0, 10, 5)], slots=2, chunk=16, budget=64,
+                                block=16, kv=160))
 
 
 @settings(max_examples=100, deadline=None)

@@ -69,8 +69,10 @@ export function parseURL(search, ctx) {
   const values = view.preset ? valuesFromScenario(ctx.fields, ctx.presets[view.preset].scenario || {})
     : defaults(ctx.fields);
   for (const f of ctx.fields) {
-    if (!q.has(f.url)) continue;
-    const r = parseField(f, q.get(f.url));
+    // a field's former URL names still work (old links); the current name wins
+    const key = [f.url, ...(f.aliases || [])].find((k) => q.has(k));
+    if (key == null) continue;
+    const r = parseField(f, q.get(key));
     if ('error' in r) errors[f.url] = `${r.error} (from the link; using ${values[f.path] ?? 'none'})`;
     else values[f.path] = r.value;
   }

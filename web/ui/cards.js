@@ -26,13 +26,26 @@ function table(cmp, scheds, cols, format) {
   return el('table', {}, el('thead', {}, head), el('tbody', {}, ...rows));
 }
 
+const LIMIT_WORDS = { ttft_ms: 'TTFT', tpot_ms: 'TPOT', e2el_ms: 'E2E latency' };
+
+/** One scheduler's SLO verdict in words: "meets" or "fails: TTFT (62% within)". */
+export function sloVerdict(m) {
+  const v = m.slo;
+  if (!v) return '';
+  if (v.meets) return 'meets';
+  const why = v.failing.map((k) => (k === 'together' ? 'the limits together' : `${LIMIT_WORDS[k] || k} (${fmtPct(v.limits[k])} within)`));
+  return `fails: ${why.join(', ')}`;
+}
+
 /** sloFields: the scenario's SLO fields (their labels; values read from the result's scenario). */
 export function renderCards(container, cmp, scheds, sloFields) {
   const first = cmp[scheds[0]];
   const unit = first.unit;
   const time = (v) => fmtTime(v, unit);
   const getPath = (obj, path) => path.split('.').reduce((o, k) => (o == null ? undefined : o[k]), obj);
-  const limits = sloFields.map((f) => `${f.label.replace(/ SLO$/, '')} ≤ ${time(getPath(first.scenario, f.path))}`);
+  const limits = sloFields.filter((f) => f.unit === 'ms' && getPath(first.scenario, f.path) != null)
+    .map((f) => `${f.label.replace(/ limit$/, '')} ≤ ${time(getPath(first.scenario, f.path))}`);
+  const target = first.scenario.slo?.attainment;
   const cards = [];
 
   cards.push(card('Forward passes', 'Passes the GPU ran to serve every request; fewer passes, same work.',
@@ -62,20 +75,29 @@ export function renderCards(container, cmp, scheds, sloFields) {
   cards.push(card('Throughput and makespan', 'Output tokens per second of simulated GPU time; time until the last request is done.',
     table(cmp, scheds, [{ label: 'tok/s', path: 'throughput_tok_s', cls: 'big', format: fmt }, { label: 'makespan', path: 'makespan', format: time }], fmt)));
 
-  const pct = (key) => [{ label: 'p50', path: `${key}.p50` }, { label: 'p95', path: `${key}.p95` }, { label: 'p99', path: `${key}.p99` }];
-  cards.push(card('Time to first token', 'Arrival to first token: waiting for a slot plus prefill.', table(cmp, scheds, pct('ttft'), time)));
-  cards.push(card('Time between tokens', 'How fast a stream flows once started (per-request mean gap).', table(cmp, scheds, pct('tbt'), time)));
+  const pct = (key) => [{ label: 'p50', path: `${key}.p50` }, { label: 'p95', path: `${key}.p95` }, { label: 'p99', path: `${key}.p99` }, { label: 'mean', path: `${key}.mean` }];
+  cards.push(card('Time to first token (TTFT)', 'Arrival to first token: waiting for a slot plus prefill.', table(cmp, scheds, pct('ttft'), time)));
+  cards.push(card('Time per output token (TPOT)', 'Per request: (last token − first token) / (out − 1), the pace of a stream once it started.', table(cmp, scheds, pct('tpot'), time)));
+  cards.push(card('Inter-token latency (ITL)', 'Every gap between two tokens of a request, pooled: the stutters a reader sees.', table(cmp, scheds, pct('itl'), time)));
   cards.push(card('End-to-end latency', 'Arrival to last token, per request.', table(cmp, scheds, pct('e2e'), time)));
-  cards.push(card('Goodput', `Requests per second that meet every SLO (${limits.join(', ')}).`,
-    table(cmp, scheds, [{ label: 'req/s', path: 'goodput_rps', cls: 'big' }, { label: 'meet SLO', path: 'slo_attainment', format: fmtPct }], fmt)));
-  const kvCard = card('KV cache', 'Most KV tokens resident at once, and requests evicted because the KV budget ran out.',
-    table(cmp, scheds, [{ label: 'KV peak (tokens)', path: 'kv_peak_tokens' }, { label: 'preemptions', path: 'preemptions' }], fmt));
+  const good = card('Goodput and the SLO', `A request is within the SLO when it meets every limit (${limits.join(', ') || 'none set'}); the setting meets the SLO when at least ${fmtPct(target)} of requests are.`,
+    table(cmp, scheds, [{ label: 'req/s', path: 'goodput_rps', cls: 'big' }, { label: 'within SLO', path: 'slo_attainment', format: fmtPct }], fmt));
+  for (const s of scheds) {
+    const m = cmp[s].metrics;
+    good.append(el('p', { class: `verdict ${m.meets_slo ? 'good' : 'bad'}` }, document.createTextNode(`${s}: `),
+      el('span', { 'data-metric': `${s}.meets_slo`, 'data-value': String(m.meets_slo), text: sloVerdict(m) })));
+  }
+  cards.push(good);
+  const kvCols = [{ label: 'KV peak (tokens)', path: 'kv_peak_tokens' }, { label: 'preemptions', path: 'preemptions' }];
+  if (scheds.some((s) => cmp[s].metrics.prefix_hit_rate != null)) kvCols.push({ label: 'prefix hits', path: 'prefix_hit_rate', format: (v) => (v == null ? '–' : fmtPct(v)) });
+  const kvCard = card('KV cache', 'Most KV in use at once (vllm: tokens in allocated blocks), requests preempted because the pool ran out, and (vllm) the share of prompt tokens the prefix cache served.',
+    table(cmp, scheds, kvCols, fmt));
   for (const s of scheds) {     // a policy's own counters (vllm: recompute and swap)
     const m = cmp[s].metrics;
     if (m.recomputed_tokens == null) continue;
     kvCard.append(el('p', { class: 'what' }, document.createTextNode(`${s}: `),
       el('span', { 'data-metric': `${s}.recomputed_tokens`, 'data-value': String(m.recomputed_tokens), text: fmt(m.recomputed_tokens) }),
-      document.createTextNode(' tokens recomputed after preemption (prompt + generated); swap transfers '),
+      document.createTextNode(' tokens computed again after preemption (the prefix cache keeps some); swap transfers '),
       el('span', { 'data-metric': `${s}.swap_ms`, 'data-value': String(m.swap_ms), text: fmtTime(m.swap_ms, unit) }),
       document.createTextNode('.')));
   }

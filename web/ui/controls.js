@@ -29,6 +29,9 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
     if (f.type === 'choice' || f.type === 'cost') {
       input = el('select', { id, name: f.url, 'aria-describedby': `${id}-err ${id}-hint` });
       for (const c of f.choices || []) input.append(el('option', { value: c, text: c }));
+    } else if (f.type === 'bool') {
+      input = el('input', { id, name: f.url, type: 'checkbox', 'aria-describedby': `${id}-err ${id}-hint` });
+      row.classList.add('field-bool');
     } else {
       input = el('input', {
         id, name: f.url, type: 'text', inputmode: f.type === 'float' ? 'decimal' : 'numeric',
@@ -52,14 +55,14 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
     let timer = null;
     const commit = (immediate) => {
       clearTimeout(timer);
-      const r = parseField(f, input.value);
+      const r = parseField(f, input.type === 'checkbox' ? String(input.checked) : input.value);
       if ('error' in r) { setError(f.url, r.error); return; }
       setError(f.url, '');
       if (slider && r.value != null) slider.value = String(r.value);
       const go = () => onValue(f.path, r.value);
       if (immediate) go(); else timer = setTimeout(go, COMMIT_MS);
     };
-    if (input.tagName === 'SELECT') input.addEventListener('change', () => commit(true));
+    if (input.tagName === 'SELECT' || input.type === 'checkbox') input.addEventListener('change', () => commit(true));
     else {
       input.addEventListener('input', () => commit(false));
       input.addEventListener('change', () => commit(true));
@@ -95,7 +98,8 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
   return {
     setValues(values, lanes) {
       for (const { f, input, slider, row } of rows.values()) {
-        if (document.activeElement !== input || input.tagName === 'SELECT') input.value = display(values[f.path]);
+        if (input.type === 'checkbox') input.checked = values[f.path] === true;
+        else if (document.activeElement !== input || input.tagName === 'SELECT') input.value = display(values[f.path]);
         if (slider && values[f.path] != null) slider.value = String(values[f.path]);
         row.hidden = !isVisible(f, values, fields, lanes) && !row.classList.contains('invalid');
       }

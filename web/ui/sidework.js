@@ -4,7 +4,7 @@
 
 import { latest } from '../engine/latest.js';
 import { KV_PRESETS, CHECK, kvRequest, pageRequests, sweepSchedulers } from '../engine/requests.js';
-import { speedupPoint, sizingPoint, drawSpeedup, drawSizing } from './sweeps.js';
+import { speedupPoint, sizingPoint, drawSpeedup, drawSizing, sloRule } from './sweeps.js';
 import { renderStall, buildKV, renderKV, renderCheck } from './panels.js';
 import { $ } from './dom.js';
 
@@ -44,6 +44,8 @@ export function createSideWork(ctx) {
     if (!def.limit) { drawSpeedup(canvas, def, field(def.param), pts, st.values[def.param]); return; }
     const sched = sweepSchedulers(def, st.lanes, schema.schedulers)[0];
     $(`${name}-sched`).textContent = schema.schedulers.find((s) => s.name === sched)?.label || sched;
+    const rule = $(`${name}-rule`);
+    if (rule) rule.textContent = sloRule(ctx.fields, st.values, st.cmp?.[st.lanes[0]]?.unit || 'ms');
     drawSizing(canvas, def, {
       field: field(def.param), limitField: field(def.limit), limit: st.values[def.limit],
       current: st.values[def.param], unit: st.cmp?.[st.lanes[0]]?.unit || 'ms', metricLabel: def.metric_label,

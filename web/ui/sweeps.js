@@ -15,11 +15,14 @@ export function speedupPoint(res) {
   return [p?.speedup?.time ?? null, p?.speedup?.passes ?? null];
 }
 
-/** [throughput tok/s, the judged metric, meets the SLO] of one point for scheduler `sched`. */
+/** [throughput tok/s, the judged metric, meets the SLO, the failing limits] of one point. */
 export function sizingPoint(res, sched, def) {
   const m = res?.points?.[0]?.[sched];
-  return [m?.throughput_tok_s ?? null, m ? getPath(m, def.metric) ?? null : null, m?.meets_slo ?? null];
+  return [m?.throughput_tok_s ?? null, m ? getPath(m, def.metric) ?? null : null, m?.meets_slo ?? null,
+    m?.slo?.failing ?? []];
 }
+
+const LIMIT_WORDS = { ttft_ms: 'TTFT', tpot_ms: 'TPOT', e2el_ms: 'E2E', together: 'together' };
 
 /** pts: [[x, speedupTime, speedupPasses], ...]; `field` is the swept field (its label). */
 export function drawSpeedup(canvas, def, field, pts, current) {
@@ -50,6 +53,17 @@ function axisMax(values, limit) {
   return top > cap ? cap : undefined;
 }
 
+/** The SLO in words, from the slo fields and their values: "≥ 90% of requests within TTFT ≤ 2,000 ms
+ *  and TPOT ≤ 100 ms". */
+export function sloRule(fields, values, unit) {
+  const slo = fields.filter((f) => f.group === 'slo');
+  const limits = slo.filter((f) => f.unit === 'ms' && values[f.path] != null)
+    .map((f) => `${f.label.replace(/ limit$/, '')} ≤ ${fmtTime(values[f.path], unit)}`);
+  const target = slo.find((f) => f.unit !== 'ms');
+  const share = target ? `≥ ${Math.round(values[target.path] * 100)}% of requests` : 'requests';
+  return `${share} within ${limits.length ? limits.join(' and ') : 'no limit'}`;
+}
+
 /** The largest swept value the engine says meets the SLO. */
 function largestMeeting(pts) {
   let best = null;
@@ -57,21 +71,25 @@ function largestMeeting(pts) {
   return best;
 }
 
-/** pts: [[x, throughput, metric, meets], ...]; marks the current setting and the largest meeting the SLO. */
+/** pts: [[x, throughput, metric, meets, failing], ...]; marks the current setting and the largest
+ *  meeting the SLO; a point that fails is labelled with the limits that fail it. */
 export function drawSizing(canvas, def, { field, limitField, limit, current, unit, metricLabel }, pts) {
   const t = theme();
   const best = largestMeeting(pts);
   const hi = def.values[def.values.length - 1];
+  const share = !!def.share;
+  const why = (p) => (p[3] === false && p[4]?.length ? `✗ ${p[4].map((k) => LIMIT_WORDS[k] || k).join('+')}` : '');
   lineChart(canvas, {
     height: 240,
     x: { label: field.label, min: def.values[0], max: hi, log2: true, ticks: def.values, fmt: String },
     y: { label: 'throughput (tok/s)', min: 0, color: t.accent },
-    y2: { label: `${metricLabel} (${unit})`, min: 0, color: t.alt, max: axisMax(pts.map((p) => p[2]), limit) },
+    y2: share ? { label: metricLabel, min: 0, max: 1, color: t.alt, fmt: (v) => `${Math.round(v * 100)}%` }
+      : { label: `${metricLabel} (${unit})`, min: 0, color: t.alt, max: axisMax(pts.map((p) => p[2]), limit) },
     series: [
       { name: 'throughput', color: t.accent, points: pts.map((p) => [p[0], p[1]]), highlight: current },
-      { name: metricLabel, color: t.alt, axis: 'y2', points: pts.map((p) => [p[0], p[2]]), highlight: current },
+      { name: metricLabel, color: t.alt, axis: 'y2', points: pts.map((p) => [p[0], p[2], why(p)]), highlight: current },
     ],
-    hlines: [{ y: limit, axis: 'y2', label: `${limitField.label} ${fmtTime(limit, unit)}`, color: t.bad, align: 'left' }],
+    hlines: [{ y: limit, axis: 'y2', label: share ? `target ${Math.round(limit * 100)}%` : `${limitField.label} ${fmtTime(limit, unit)}`, color: t.bad, align: 'left' }],
     marks: best != null ? [{ x: best, label: `largest that meets the SLO: ${best}`, color: t.good }] : [],
     pending: def.values.filter((x) => !pts.some((p) => p[0] === x)),
   });
