@@ -87,6 +87,17 @@ class CountingPool:
             self.free -= want - have
             self.held[rid] = want
 
+    def try_grow(self, rid, num_tokens):
+        """grow() if the free blocks suffice (True), else change nothing (False)."""
+        want = -(-num_tokens // self.bs) - self.held[rid]
+        if want <= 0:
+            return True
+        if want > self.free:
+            return False
+        self.free -= want
+        self.held[rid] += want
+        return True
+
     def cache(self, rid, num_tokens, known_tokens):
         pass
 
@@ -233,6 +244,17 @@ class PrefixCachePool:
         want = cdiv(num_tokens, self.bs) - len(t)
         if want > 0:
             t.extend(self._pop(want))
+
+    def try_grow(self, rid, num_tokens):
+        """grow() if the free blocks suffice (True), else change nothing (False)."""
+        t = self.table[rid]
+        want = -(-num_tokens // self.bs) - len(t)
+        if want <= 0:
+            return True
+        if want > self.listed + self.fresh_left:
+            return False
+        t.extend(self._pop(want))
+        return True
 
     def cache(self, rid, num_tokens, known_tokens):
         """cache_blocks: blocks full within num_tokens computed tokens, whose tokens are known

@@ -6,6 +6,7 @@ on a CPU-only machine VLLM_TARGET_DEVICE=cpu, set here):
     python3 -m venv ~/vllm-venv && ~/vllm-venv/bin/pip install vllm==0.33.0
     ~/vllm-venv/bin/python tools/vllm_oracle.py record tests/fixtures/vllm-0.33.0.json.gz
     ~/vllm-venv/bin/python tools/vllm_oracle.py run '{"items": [[0,2,3],[0,2,3]], "slots": 2, ...}'
+    python3 tools/vllm_oracle.py subset      # (no vLLM) the cases `py_engine check` replays
 
 It drives vLLM's own `Scheduler` / `AsyncScheduler` with no model: a fake model runner samples a
 token for every scheduled request whose step is not a partial prefill chunk; outputs are exactly
@@ -300,8 +301,53 @@ def record(path, per_cell=5):
     print(f"wrote {path}: {len(recorded)} cases")
 
 
+KEEP = "py_engine/verify/vllm_cases.json.gz"
+
+
+def subset(fixture, out):
+    """The cases `python -m py_engine check` replays (natively and in the page): the hand cases
+    and, in every cell of the knob grid, its shortest finishing trace; compact (no vLLM needed)."""
+    doc = json.loads(gzip.open(fixture).read())
+    cells = {}
+    for i, c in enumerate(doc["cases"][len(HAND):], len(HAND)):
+        cfg = c["config"]
+        if not c["vllm"]["finished"]:
+            continue
+        key = (tuple(cfg[k] for k in KNOBS), cfg["policy"], cfg["kv_tokens"] is None,
+               any(it[3] is not None for it in cfg["items"]))
+        if key not in cells or len(c["vllm"]["steps"]) < cells[key][1]:
+            cells[key] = (i, len(c["vllm"]["steps"]))
+    chosen = list(range(len(HAND))) + sorted(i for i, _ in cells.values())
+    cases = []
+    for i in chosen:
+        c = doc["cases"][i]
+        passes = [s for s in c["vllm"]["steps"] if s["tokens"]]   # empty steps run no pass
+        runs = []
+        for s in passes:
+            if runs and runs[-1][1] == s["tokens"] and not s["cached"]:
+                runs[-1][0] += 1
+            else:
+                runs.append([1, s["tokens"]])
+        cases.append({"index": i, "config": c["config"], "runs": runs,
+                      "cached": [[p, s["cached"]] for p, s in enumerate(passes, 1) if s["cached"]],
+                      "requests": [[r["first_ms"], r["done_ms"], r["preemptions"]]
+                                   for r in c["vllm"]["requests"]]})
+    kept = {"recorded_by": doc["recorded_by"], "vllm_version": doc["vllm_version"],
+            "cost": doc["cost"], "made_by": "tools/vllm_oracle.py subset %s" % fixture,
+            "about": "per case: its config; the passes (vLLM's non-empty steps) as [count, tokens "
+                     "per request] runs; [pass, prefix hit per admitted request]; per request "
+                     "[first token ms, last token ms, preemptions]",
+            "cases": cases}
+    with gzip.GzipFile(out, "wb", mtime=0) as f:     # reproducible bytes
+        f.write(json.dumps(kept, separators=(",", ":"), sort_keys=True).encode())
+    print("wrote %s: %d cases" % (out, len(cases)))
+
+
 def main(argv):
-    if argv[:1] == ["record"]:
+    if argv[:1] == ["subset"]:
+        subset(argv[1] if len(argv) > 1 else "tests/fixtures/vllm-0.33.0.json.gz",
+               argv[2] if len(argv) > 2 else KEEP)
+    elif argv[:1] == ["record"]:
         record(Path(argv[1]), per_cell=int(argv[2]) if len(argv) > 2 else 5)
     elif argv[:1] == ["run"]:
         import tempfile

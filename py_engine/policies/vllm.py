@@ -105,7 +105,11 @@ class VLLM(Policy):
         self.swap_ticks = int(round(bs * sv["kv_bytes_per_token"] / sv["pcie_gb_s"]))
         total = None if sv["kv_tokens"] is None else sv["kv_tokens"] // bs
         self.spans = shared_spans(trace, bs) if trace is not None else [None] * n
-        self.pool = (PrefixCachePool(total, bs, self.spans) if sv["enable_prefix_caching"]
+        self.prefix_caching = sv["enable_prefix_caching"]
+        # The prefix cache is observable only if a lookup can hit: a shared prefix, or a
+        # preempted request finding its own blocks (which needs a finite pool to be preempted).
+        observable = total is not None or any(sp is not None for sp in self.spans)
+        self.pool = (PrefixCachePool(total, bs, self.spans) if self.prefix_caching and observable
                      else CountingPool(total, bs))
         prio = getattr(trace, "priority", None)
         self.prio = list(prio) if prio is not None else [0] * n
@@ -254,21 +258,24 @@ class VLLM(Policy):
         budget = self.budget
         thr = self.chunk if len(running) + len(self.waitq) > 1 else 0
         sched, preempted, admitted = {}, [], {}
+        try_grow, caching = pool.try_grow, pool.caching
+        n_cached = pool.n_cached if caching else None
         lingering = 0
         i = 0
         while i < len(running) and budget > 0:
             r = running[i]
-            if ph[r] and C[r] + 2 - ph[r] >= P[r] + O[r]:
+            c, p = C[r], ph[r]
+            if p and c + 2 - p >= P[r] + O[r]:
                 lingering += 1      # async: its last token is in flight
                 i += 1
                 continue
-            n = T[r] + ph[r] - C[r]
+            n = T[r] + p - c
             if 0 < thr < n:
                 n = thr
             if n > budget:
                 n = budget
             ok = True
-            while pool.need(r, C[r] + n) > pool.num_free():
+            while not try_grow(r, c + n):
                 if self.fcfs:
                     v = running.pop()
                 else:
@@ -288,8 +295,8 @@ class VLLM(Policy):
                 if not self.fcfs:
                     continue
                 break
-            pool.grow(r, C[r] + n)
-            pool.cache(r, C[r] + n, T[r])
+            if caching and (c + n) // bs > n_cached.get(r, 0):   # a block filled: cache it
+                pool.cache(r, c + n, T[r])
             sched[r] = n
             budget -= n
             i += 1
@@ -330,7 +337,7 @@ class VLLM(Policy):
 
     def _admitted(self, r, hit, start):
         key = "preempted_" if self.status[r] == PREEMPTED else ""
-        if self.pool.caching:   # vLLM counts every lookup, also those that cannot hit
+        if self.prefix_caching:   # vLLM counts every lookup, also those that cannot hit
             self.pc[key + "queries"] += self.T[r]
             self.pc[key + "hits"] += hit
         if not key:
@@ -380,6 +387,8 @@ class VLLM(Policy):
         freed, in scheduled order."""
         C, T, ph, P, O = self.C, self.T, self.ph, self.P, self.O
         status, inflight, stale, pool = self.status, self.inflight, self.stale, self.pool
+        caching, bs = pool.caching, self.bs
+        n_cached = pool.n_cached if caching else None
         done = []
         sampled = False
         for r, n, samples in step:
@@ -394,7 +403,8 @@ class VLLM(Policy):
             T[r] += 1
             if not is_stale and had_ph:
                 ph[r] -= 1
-            if not is_stale and status[r] == RUNNING and had_ph:
+            if (not is_stale and status[r] == RUNNING and had_ph and caching
+                    and (C[r] - inflight[r]) // bs > n_cached.get(r, 0)):
                 pool.cache(r, C[r] - inflight[r], T[r])
             if T[r] - P[r] == O[r]:
                 if status[r] == RUNNING:
@@ -455,7 +465,7 @@ class VLLM(Policy):
                     events.append((m, order, r, b))
                 if full > first:
                     pool.n_cached[r] = full
-            else:
+            elif upto // bs > pool.n_cached.get(r, 0):
                 pool.cache(r, upto, T[r])
         if events:
             events.sort()

@@ -2,7 +2,8 @@
 
 The engine (event-driven core + policies) is compared with `verify/reference.py` — the article's closed
 form and its brute-force step loop, written independently — on seeded random traces, plus the
-article's published numbers and the invariants it states. Returns
+article's published numbers and the invariants it states, and the vllm policy with decisions
+recorded from the real vLLM 0.33.0 scheduler (`verify/vllm_cases.py`). Returns
 {"passed": n, "failed": m, "checks": [{"name", "ok", "detail"}]}; never raises.
 Quick mode (the default) runs in well under a second natively.
 """
@@ -15,7 +16,7 @@ from ..api import compare, run_sim, simulate, sweep
 from ..cost import Cost, prefill_steps, step_cost_ms
 from ..errors import ScenarioError
 from ..scenario import normalize
-from . import reference, vllm_checks
+from . import reference, vllm_cases, vllm_checks
 
 
 class _Checks:
@@ -181,6 +182,7 @@ def run_steps(quick=True, seed=20260101):
         ("bad inputs raise ScenarioError naming the field", _bad_inputs),
     ]
     todo += vllm_checks.checks(rng, quick)
+    todo += vllm_cases.checks(quick)
     for name, fn in todo:
         ch.run(name, fn)
         yield
