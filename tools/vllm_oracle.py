@@ -301,7 +301,9 @@ def record(path, per_cell=5):
     print(f"wrote {path}: {len(recorded)} cases")
 
 
-KEEP = "py_engine/verify/vllm_cases.json.gz"
+# A Python module, not a data file: the page restores the engine from a memory snapshot, which
+# holds what was imported at build time but not the files beside it.
+KEEP = "py_engine/verify/vllm_recorded.py"
 
 
 def subset(fixture, out):
@@ -338,8 +340,17 @@ def subset(fixture, out):
                      "per request] runs; [pass, prefix hit per admitted request]; per request "
                      "[first token ms, last token ms, preemptions]",
             "cases": cases}
-    with gzip.GzipFile(out, "wb", mtime=0) as f:     # reproducible bytes
-        f.write(json.dumps(kept, separators=(",", ":"), sort_keys=True).encode())
+    import base64
+    import textwrap
+    blob = base64.b64encode(gzip.compress(
+        json.dumps(kept, separators=(",", ":"), sort_keys=True).encode(), mtime=0)).decode()
+    Path(out).write_text(
+        '"""Decisions of the real vLLM %s scheduler on %d traces, for `python -m py_engine check`.\n\n'
+        'Made by `tools/vllm_oracle.py subset` from %s\n(recorded by `tools/vllm_oracle.py '
+        'record`); do not edit. CASES: gzip-compressed JSON,\nbase64 (read by verify/vllm_cases.py).'
+        '\n"""\n\n'
+        "CASES = (\n%s\n)\n" % (doc["vllm_version"], len(cases), fixture, "\n".join(
+            "    %r" % line for line in textwrap.wrap(blob, 92))))
     print("wrote %s: %d cases" % (out, len(cases)))
 
 

@@ -89,7 +89,7 @@ def shared_spans(trace, block_size):
 @register("vllm")
 class VLLM(Policy):
     label = "vLLM " + VLLM_VERSION
-    summary = "V1 scheduler: paged KV blocks, token budget, prefix cache, preemption"
+    summary = "its V1 scheduler, exactly: paged KV, token budget, prefix cache, preemption"
     order = 2
 
     def __init__(self, sim, scenario, trace=None):

@@ -1,7 +1,7 @@
 """The `vllm` policy against decisions recorded from the real vLLM 0.33.0 scheduler, for
 `verify.check` (natively and in the page).
 
-vllm_cases.json.gz (made by `tools/vllm_oracle.py subset` from the full fixture the test suite
+vllm_recorded.py (made by `tools/vllm_oracle.py subset` from the full fixture the test suite
 uses, tests/fixtures/vllm-0.33.0.json.gz, recorded by `tools/vllm_oracle.py record`) holds the
 three hand cases and the shortest trace of every cell of the knob grid (prefix caching, async
 scheduling, full-prompt admission, fcfs / priority, KV limited or not, shared prefixes or not).
@@ -10,21 +10,21 @@ same prefix-cache hit, and every request's first and last token come at the same
 ms; vLLM's clock is float ms) with the same preemptions.
 """
 
+import base64
 import gzip
 import json
-from pathlib import Path
 
 from ..core import Sim
 from ..cost import TICKS, Cost
 from ..scenario import normalize
 from ..workload import generate
 
-CASES = Path(__file__).with_name("vllm_cases.json.gz")
 KNOBS = ("enable_prefix_caching", "async_scheduling", "scheduler_reserve_full_isl")
 
 
 def load():
-    return json.loads(gzip.decompress(CASES.read_bytes()))
+    from .vllm_recorded import CASES
+    return json.loads(gzip.decompress(base64.b64decode(CASES)))
 
 
 def scenario(cfg):

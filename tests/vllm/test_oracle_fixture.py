@@ -240,3 +240,15 @@ def test_engine_equals_the_reference_model_on_random_traces(cfg):
         assert (sim.first_pass[i], sim.done_pass[i], sim.first_tick[i], sim.done_tick[i],
                 sim.preemptions[i]) == (number[r["first_step"]], number[r["done_step"]],
                                         r["first"], r["done"], r["preemptions"]), (i, case)
+
+
+def test_the_cases_check_replays_are_the_fixtures(tmp_path, monkeypatch):
+    # py_engine/verify/vllm_recorded.py is made from the fixture by the oracle script; it must not
+    # drift from it (the page's self-check replays it).
+    from tools import vllm_oracle
+    root = FIXTURE.parents[2]
+    monkeypatch.chdir(root)          # the module names the fixture by its path in the repo
+    out = tmp_path / "recorded.py"
+    vllm_oracle.subset(str(FIXTURE.relative_to(root)), str(out))
+    shipped = root / vllm_oracle.KEEP
+    assert out.read_text() == shipped.read_text()

@@ -1,4 +1,4 @@
-// KV-in-use strip under the vLLM-style timeline: KV tokens resident per pass (from the run-length
+// KV-in-use strip under the vllm timeline: KV tokens resident per pass (from the run-length
 // passes_log) against the budget, on the timelines' shared pass axis, with preemptions marked.
 
 import { setupCanvas, theme, font } from './canvas-kit.js';
