@@ -71,3 +71,11 @@ test('a preset in the link sets its values and lanes; the URL names it back', ()
   assert.deepEqual(state.view.lanes, presets[name].schedulers.filter((s) => ctx.optional.includes(s)));
   assert.match(toQuery(ctx, state.values, state.view), new RegExp(`preset=${name}`));
 });
+
+test("a field's former URL name still works; the current name wins", () => {
+  const tpot = ctx.fields.find((f) => f.path === 'slo.tpot_ms');
+  assert.deepEqual(tpot.aliases, ['tbt_ms']);
+  assert.equal(parseURL('?tbt_ms=54', ctx).values['slo.tpot_ms'], 54);
+  assert.equal(parseURL('?tbt_ms=54&tpot_ms=60', ctx).values['slo.tpot_ms'], 60);
+  assert.match(toQuery(ctx, parseURL('?tbt_ms=54', ctx).values, {}), /tpot_ms=54/);
+});
