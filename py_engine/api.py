@@ -118,9 +118,9 @@ def result(run):
     n = min(sim.n, RESULT_CAPS["requests"])
     doc = result_meta(run, n)
     log = rec.log
-    passes_log = {k: list(v) for k, v in log.items() if k not in ("cost", "start")}
-    passes_log["cost"] = [c / TICKS for c in log["cost"]]
-    passes_log["start"] = [s / TICKS for s in log["start"]]
+    passes_log = {k: list(v) for k, v in log.items() if k not in ("cost", "start", "cost_last")}
+    for k in ("cost", "start", "cost_last"):
+        passes_log[k] = [c / TICKS for c in log[k]]
     doc["requests"] = _requests(sim, n)
     doc["segments"] = [list(s) for s in rec.segments]
     doc["passes_log"] = passes_log

@@ -81,6 +81,8 @@ def scenario_from_args(args):
         v = getattr(args, f.flag.replace("-", "_"), None)
         if v is not None:
             v = _flag(v) if f.type == "bool" else _value(v)
+            if f.type == "cost" and v in f.object_choices:
+                v = {"kind": v}       # an object form: its fields come as their own flags
             set_field(sc, f.path, v)  # replaces a non-object on the way (arrival: "burst")
     if args.trace:
         items = fields.BY_PATH["workload.items"]

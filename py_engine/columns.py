@@ -51,8 +51,8 @@ def _segments(segs):
 def _passes_log(rec):
     log = rec.log
     cols = {k: array("d", v) for k, v in log.items()}
-    cols["cost"] = array("d", [c / TICKS for c in log["cost"]])
-    cols["start"] = array("d", [s / TICKS for s in log["start"]])
+    for k in ("cost", "start", "cost_last"):
+        cols[k] = array("d", [c / TICKS for c in log[k]])
     return _table(len(log["count"]), {k: cols[k] for k in records.names(records.PASSES_LOG)})
 
 

@@ -33,8 +33,26 @@ from .errors import EngineError
 from .phases import (DECODE, FINAL, HOLD, PAUSED, PREFILL, SLOT_BITS, SLOT_KEY,  # noqa: F401
                      SLOT_MASK, Phases, Resident)
 from .recorder import Recorder
+from .roofline import SUB, floor_sum
 
 CHECK_EVERY = 256   # events between clock checks of a run with a deadline (a few ms of work)
+
+
+def _first_pass_at(dt, K, a, b, k):
+    """The first pass index j (1..k, or k + 1) of a run whose passes cost K + ceil((a + b i) /
+    SUB) that starts at least dt after the run's start (dt > 0)."""
+    def start(j):
+        return j * K + floor_sum(j, SUB, b, a + SUB - 1)
+    if start(k) < dt:
+        return k + 1
+    lo, hi = 0, k              # start(lo) < dt <= start(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if start(mid) < dt:
+            lo = mid
+        else:
+            hi = mid
+    return hi
 
 
 class Sim(Phases):
@@ -49,6 +67,7 @@ class Sim(Phases):
         self.arrive, self.prompt, self.out = arrive, prompt, out
         self.slots, self.cost = slots, cost
         self.now = 0
+        self.last_start = 0             # start of the last pass run
         self.passes = 0
         self.waiting = deque()          # arrived, not resident, FCFS (policies may appendleft)
         self.next_arrival = 0           # index of the first request not yet released
@@ -210,6 +229,38 @@ class Sim(Phases):
         """KV tokens held by the resident in `slot` now: prompt tokens processed + tokens emitted."""
         return self._kv_of(self.res[slot])
 
+    def _run_line(self, deployment):
+        """The batch as the roofline sees it (roofline.py): per row its new tokens n and the
+        context already in its KV; a decoding row's context grows by 1 per pass, a prefilling
+        row's by its chunk, a held (static padding) row's not at all. -> run_line(...)."""
+        tokens = rows = ctx = att = d_ctx = d_att = 0
+        kv_of = self._kv_of
+        for r in self.res:
+            if r is None:
+                continue
+            phase = r.phase
+            if phase == PAUSED:
+                continue
+            rows += 1
+            kv = kv_of(r)
+            if phase == PREFILL:
+                n = r.chunk
+            elif phase == FINAL:
+                n = r.pf_left or 1
+            elif phase == DECODE:
+                n, kv = 1, kv - 1      # it feeds its last token, whose KV is not cached yet
+            else:                      # HOLD: a padding row, its context does not grow
+                tokens += 1
+                ctx += kv
+                att += kv + 1
+                continue
+            tokens += n
+            ctx += kv
+            att += n * kv + n * (n + 1) // 2
+            d_ctx += n
+            d_att += n * n
+        return deployment.run_line(tokens, rows, ctx, att, d_ctx, d_att)
+
     # ------------------------------------------------------------ the loop
     def run(self, policy, until=None):
         """Run the simulation to its end, or (until = a time.perf_counter() value) until that time
@@ -218,6 +269,7 @@ class Sim(Phases):
         n, arrive, res, heap = self.n, self.arrive, self.res, self._heap
         cost_m = self.cost
         fixed, per_row, per_token = cost_m.fixed, cost_m.per_row, cost_m.per_token
+        line = cost_m.deployment     # None: every pass of a run costs the same
         rec = self.rec
         add_gaps, add_run, add_segment = rec.gaps, rec.run, rec.segment
         heappop, heappush = heapq.heappop, heapq.heappush
@@ -269,9 +321,17 @@ class Sim(Phases):
                         break
                     heappop(heap)
             k = t - passes
-            cost = fixed + per_row * self.rows + per_token * self.ptoks
+            if line is None:
+                cost = fixed + per_row * self.rows + per_token * self.ptoks
+            else:   # pass i of the run costs K + ceil((a + b i) / SUB) (cost.py, roofline.py)
+                K, a, b, cross = self._run_line(line)
+                if cross is not None and cross < k:
+                    k = cross      # the roofline's other bound takes over there: a new run
             if self._extra_cost:
-                cost += self._extra_cost
+                if line is None:
+                    cost += self._extra_cost
+                else:
+                    a += self._extra_cost * SUB
                 self._extra_cost = 0
                 k = 1
             h = horizon()
@@ -280,13 +340,24 @@ class Sim(Phases):
                     raise EngineError("policy %s returned horizon %r < 1" % (policy.name, h))
                 k = h
             if na < n and not waiting and wants_arrivals():
-                ka = -(-(arrive[na] - now) // cost)  # first pass starting at/after the arrival
+                # the first pass starting at/after the arrival
+                if line is None:
+                    ka = -(-(arrive[na] - now) // cost)
+                else:
+                    ka = _first_pass_at(arrive[na] - now, K, a, b, k)
                 if ka < k:
                     k = ka
-            # ---- execute k identical passes
+            # ---- execute k passes (identical, or growing by a known line)
             passes += k
             self.passes = passes
-            self.now = now + k * cost
+            if line is None:
+                last = cost
+                self.now = now + k * cost
+            else:
+                cost = K + -(-a // SUB)
+                last = K + -(-(a + b * (k - 1)) // SUB)
+                self.now = now + k * K + floor_sum(k, SUB, b, a + SUB - 1)
+            self.last_start = self.now - last
             useful, rows, ptoks = self.n_useful, self.rows, self.ptoks
             self.t_useful += k * useful
             if self.n_prefill:
@@ -295,20 +366,28 @@ class Sim(Phases):
                 self.t_pad += k * self.n_pad
             self.t_rows += k * rows
             n_gap = k * self.n_gap
+            first_gaps = self.n_gap   # decoding rows whose gap in the run's first pass is its cost
             if self._pending_gaps:  # first token after a preemption / pause: gap from the last one
                 for r in self._pending_gaps:
                     add_gaps(now + cost - self.last_tick[r.rid], 1)
                     if r.phase == DECODE:
                         n_gap -= 1
+                        first_gaps -= 1
                 self._pending_gaps.clear()
             if n_gap:
-                add_gaps(cost, n_gap)
+                if line is None or not b:
+                    add_gaps(cost, n_gap)
+                else:       # every pass's cost is a gap of every decoding row
+                    if first_gaps:
+                        rec.gap_line(K, a, b, k, first_gaps)
+                    if first_gaps != self.n_gap and k > 1:
+                        rec.gap_line(K, a + b, b, k - 1, self.n_gap - first_gaps)
             self.kv = kv = self.kv + k * (ptoks + useful)
             if kv_after is not None:
                 kv = kv_after(k)
             if kv > self.kv_peak:
                 self.kv_peak = kv
-            add_run(k, now, rows, ptoks, cost, useful, kv)
+            add_run(k, now, rows, ptoks, cost, useful, kv, last)
             # ---- phase ends: last chunks first (then every heap entry still matching its
             # resident's target is live). The two commonest transitions are inlined (same effect as
             # _transition, which handles every case): a last chunk followed by decoding, and a

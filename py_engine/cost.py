@@ -39,7 +39,8 @@ def prefill_steps(prompt, chunk):
 
 
 def coefficients(cost):
-    """A normalised server.cost (a name or an object) -> {fixed_ms, per_row_ms, per_prefill_token_ms}."""
+    """A normalised server.cost (a name or a custom object) -> {fixed_ms, per_row_ms,
+    per_prefill_token_ms} (a roofline cost has none: roofline.py)."""
     return NAMED[cost] if isinstance(cost, str) else cost
 
 
@@ -58,17 +59,21 @@ def cost_unit(scenario):
 
 
 class Cost:
-    """Pass cost in integer ticks: fixed + per_row * rows + per_token * prefill_tokens."""
+    """Pass cost in integer ticks: fixed + per_row * rows + per_token * prefill_tokens, or, with
+    a roofline `deployment` (roofline.py), a function of every row's context that grows within a
+    run (the core asks the deployment)."""
 
-    __slots__ = ("fixed", "per_row", "per_token")
+    __slots__ = ("fixed", "per_row", "per_token", "deployment")
 
-    def __init__(self, fixed, per_row, per_token):
+    def __init__(self, fixed, per_row, per_token, deployment=None):
         self.fixed, self.per_row, self.per_token = fixed, per_row, per_token
+        self.deployment = deployment
 
     @classmethod
     def from_scenario(cls, scenario):
         t = scenario["_ticks"]
-        return cls(t["fixed"], t["per_row"], t["per_prefill_token"])
+        return cls(t["fixed"], t["per_row"], t["per_prefill_token"],
+                   scenario.get("_deployment"))
 
     def pass_ticks(self, rows, prefill_tokens):
         return self.fixed + self.per_row * rows + self.per_token * prefill_tokens

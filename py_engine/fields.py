@@ -6,8 +6,10 @@ Everything else derives from this table: `scenario.normalize` (validation and de
 flags, the sweep parameters, the page's controls and URL codec (through `schema()`), the README's
 parameter list (a test keeps it in step) and the browser tests' URL map.
 
-Types: int, float, choice, bool, items (an explicit trace), cost (a cost-model name, or the object
-form named by `object_choice`, whose fields are the children of this path and are shown only then). `nullable` fields also take null (e.g. kv_tokens null =
+Types: int, float, choice, bool, items (an explicit trace), cost (a cost-model name, or one of the
+object forms named by `object_choices`; an object form's fields are the children of this path
+whose `form` is its name, shown only then; every form but the first is written with "kind": its
+name). `words`: text values an int field also takes (kv_tokens "auto"). `nullable` fields also take null (e.g. kv_tokens null =
 unlimited). `when={path: values}`: the field exists only while another field has one of those values
 (the Poisson rate only for Poisson arrivals); otherwise it is absent from the normalised scenario and
 hidden in the page. `shown_if={path: values}`: always in the scenario, but only worth showing then
@@ -31,12 +33,14 @@ GROUPS = {"scheduler": "Scheduler", "workload": "Workload", "server": "Server",
 class Field:
     __slots__ = ("path", "type", "default", "min", "max", "choices", "nullable", "unit", "label",
                  "hint", "description", "url", "flag", "applies_to", "when", "shown_if", "sweep",
-                 "slider", "page_max", "control", "object_choice", "shorthand", "aliases")
+                 "slider", "page_max", "control", "object_choices", "form", "shorthand", "aliases",
+                 "words")
 
     def __init__(self, path, type, default, description, *, min=None, max=None, choices=None,
                  nullable=False, unit=None, label=None, hint="", url=None, flag=None,
                  applies_to=None, when=None, shown_if=None, sweep=False, slider=None,
-                 page_max=None, control=True, object_choice=None, shorthand=False, aliases=()):
+                 page_max=None, control=True, object_choices=None, form=None, shorthand=False,
+                 aliases=(), words=()):
         self.path, self.type, self.default, self.description = path, type, default, description
         self.min, self.max, self.choices, self.nullable = min, max, choices, nullable
         self.unit, self.hint = unit, hint
@@ -47,7 +51,9 @@ class Field:
         self.applies_to, self.when, self.shown_if = applies_to, when or {}, shown_if or {}
         self.sweep, self.slider = sweep, slider
         self.page_max, self.control = page_max, control
-        self.object_choice = object_choice  # cost: the choice that means "the object form"
+        self.object_choices = list(object_choices or [])  # cost: the choices that are objects
+        self.form = form                    # a cost object's field: the form it belongs to
+        self.words = list(words)            # text values an int field also takes
         self.shorthand = shorthand          # the parent object may be given as just this value
         self.aliases = list(aliases)        # older names still read (key, URL name and flag)
 
@@ -136,16 +142,50 @@ FIELDS = [
           slider=(16, 4096, 16), hint="Prompt tokens a sequence prefills per pass."),
     Field("server.cost", "cost", "article",
           "Pass cost model: article (22.0 + 0.35*rows + 0.06*prefill_tokens ms), unit (1 per pass), "
-          "or {fixed_ms, per_row_ms, per_prefill_token_ms}.",
-          choices=["article", "unit", "custom"], object_choice="custom", unit="ms",
-          label="Cost model"),
+          "custom {fixed_ms, per_row_ms, per_prefill_token_ms}, or roofline {kind: roofline, model, "
+          "gpu, tp, ...}: a pass's time from the model's FLOPs and bytes on the GPU (roofline.py).",
+          choices=["article", "unit", "custom", "roofline"],
+          object_choices=["custom", "roofline"], unit="ms", label="Cost model",
+          hint="roofline: a real model on a real GPU; longer contexts cost more."),
     Field("server.cost.fixed_ms", "float", 22.0, "Custom cost: fixed part of every pass (must be > 0).",
-          min=1e-6, max=10_000.0, unit="ms", label="Fixed per pass"),
+          min=1e-6, max=10_000.0, unit="ms", label="Fixed per pass", form="custom"),
     Field("server.cost.per_row_ms", "float", 0.35, "Custom cost: per resident row.",
-          min=0.0, max=100.0, unit="ms", label="Per row"),
+          min=0.0, max=100.0, unit="ms", label="Per row", form="custom"),
     Field("server.cost.per_prefill_token_ms", "float", 0.06,
           "Custom cost: per prefill token processed in the pass.",
-          min=0.0, max=10.0, unit="ms", label="Per prefill token"),
+          min=0.0, max=10.0, unit="ms", label="Per prefill token", form="custom"),
+    Field("server.cost.model", "choice", "llama-3.1-8b",
+          "Roofline: the model (shapes from its config.json; deployments.py cites each).",
+          choices="models", label="Model", form="roofline"),
+    Field("server.cost.gpu", "choice", "h100-80gb",
+          "Roofline: the GPU (dense tensor TFLOPS, HBM bandwidth, memory and interconnect from "
+          "the vendor's datasheet; deployments.py cites each).",
+          choices="gpus", label="GPU", form="roofline"),
+    Field("server.cost.tp", "int", 1, "Roofline: tensor-parallel GPUs the model is split over.",
+          min=1, max=64, unit="GPUs", label="Tensor parallel", form="roofline"),
+    Field("server.cost.dtype", "choice", "bf16", "Roofline: weights' and activations' type.",
+          choices=["bf16", "fp16", "fp8"], label="Weights", form="roofline"),
+    Field("server.cost.kv_dtype", "choice", "bf16", "Roofline: the KV cache's type.",
+          choices=["bf16", "fp16", "fp8"], label="KV cache type", form="roofline"),
+    Field("server.cost.gpu_memory_utilization", "float", 0.92,
+          "Roofline: the share of GPU memory vLLM may use (its default 0.92); what the weights "
+          "leave of it is the KV pool of kv_tokens = auto.",
+          min=0.05, max=1.0, label="GPU memory used", url="gpu_mem", form="roofline"),
+    Field("server.cost.flops_eff", "float", 0.62,
+          "Roofline: achieved share of the peak tensor FLOPS (fitted: python -m py_engine validate).",
+          min=0.01, max=1.0, label="FLOPS efficiency", form="roofline"),
+    Field("server.cost.bw_eff", "float", 0.74,
+          "Roofline: achieved share of the HBM bandwidth (fitted: python -m py_engine validate).",
+          min=0.01, max=1.0, label="Bandwidth efficiency", form="roofline"),
+    Field("server.cost.link_eff", "float", 0.7,
+          "Roofline: achieved share of the interconnect bandwidth in all-reduces.",
+          min=0.01, max=1.0, label="Link efficiency", form="roofline"),
+    Field("server.cost.overhead_ms", "float", 4.0,
+          "Roofline: fixed time of every pass (scheduling, launches; fitted).",
+          min=0.0, max=1000.0, unit="ms", label="Overhead per pass", form="roofline"),
+    Field("server.cost.layer_us", "float", 60.0,
+          "Roofline: fixed time per layer per pass (kernel launches, all-reduce latency; fitted).",
+          min=0.0, max=10_000.0, unit="us", label="Overhead per layer", form="roofline"),
     Field("server.max_num_batched_tokens", "int", 2048,
           "vllm: per-pass token budget (decodes count 1, prefill chunks their size).",
           min=1, max=1_000_000, unit="tokens", label="Token budget / pass", applies_to=VLLM,
@@ -154,9 +194,10 @@ FIELDS = [
           min=1, max=1024, unit="tokens", label="KV block size", applies_to=VLLM, sweep=True),
     Field("server.kv_tokens", "int", None,
           "vllm: usable KV-cache pool in tokens (vLLM's num_gpu_blocks - 1 blocks: it keeps a "
-          "null block); null = unlimited.",
-          min=1, max=10**10, nullable=True, unit="tokens", label="KV capacity", applies_to=VLLM,
-          sweep=True, hint="Empty = unlimited."),
+          "null block); null = unlimited; auto = what the roofline deployment's memory leaves "
+          "after its weights (the KV calculator's formula).",
+          min=1, max=10**10, nullable=True, words=["auto"], unit="tokens", label="KV capacity",
+          applies_to=VLLM, sweep=True, hint="Empty = unlimited; auto = the deployment's."),
     Field("server.enable_prefix_caching", "bool", True,
           "vllm: prefix caching (vLLM's enable_prefix_caching): full blocks are kept by content, "
           "so a prompt that starts like an earlier one, or a preempted request coming back, "

@@ -33,62 +33,14 @@ from .errors import ScenarioError
 # Bytes per element. fp8 = e4m3/e5m2, as vLLM's kv_cache_dtype="fp8".
 DTYPES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 
-# Model shapes from config.json: num_hidden_layers, num_key_value_heads, head_dim
-# (= hidden_size / num_attention_heads unless the config sets head_dim), plus what the parameter
-# count needs: hidden_size, intermediate_size, vocab_size, num_attention_heads, experts, qkv bias,
-# tied embeddings.
-MODELS = {
-    "llama-3-8b": dict(
-        label="Llama-3-8B", layers=32, kv_heads=8, head_dim=128, hidden=4096, intermediate=14336,
-        vocab=128256, heads=32, experts=1, qkv_bias=False, tied=False,
-        source="huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json"),
-    "llama-3-70b": dict(
-        label="Llama-3-70B", layers=80, kv_heads=8, head_dim=128, hidden=8192, intermediate=28672,
-        vocab=128256, heads=64, experts=1, qkv_bias=False, tied=False,
-        source="huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/config.json"),
-    "llama-2-7b": dict(
-        # No grouped-query attention: 32 KV heads, so 4x the KV bytes of Llama-3-8B per token.
-        label="Llama-2-7B (MHA)", layers=32, kv_heads=32, head_dim=128, hidden=4096,
-        intermediate=11008, vocab=32000, heads=32, experts=1, qkv_bias=False, tied=False,
-        source="huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/config.json"),
-    "mistral-7b": dict(
-        label="Mistral-7B-v0.1", layers=32, kv_heads=8, head_dim=128, hidden=4096,
-        intermediate=14336, vocab=32000, heads=32, experts=1, qkv_bias=False, tied=False,
-        source="huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json"),
-    "mixtral-8x7b": dict(
-        # Mixture of experts: 8 experts' weights resident, KV like Mistral-7B.
-        label="Mixtral-8x7B", layers=32, kv_heads=8, head_dim=128, hidden=4096,
-        intermediate=14336, vocab=32000, heads=32, experts=8, qkv_bias=False, tied=False,
-        source="huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json"),
-    "qwen2.5-7b": dict(
-        label="Qwen2.5-7B", layers=28, kv_heads=4, head_dim=128, hidden=3584, intermediate=18944,
-        vocab=152064, heads=28, experts=1, qkv_bias=True, tied=False,
-        source="huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json"),
-    "qwen2.5-72b": dict(
-        label="Qwen2.5-72B", layers=80, kv_heads=8, head_dim=128, hidden=8192, intermediate=29568,
-        vocab=152064, heads=64, experts=1, qkv_bias=True, tied=False,
-        source="huggingface.co/Qwen/Qwen2.5-72B/blob/main/config.json"),
-}
-
-# Vendor memory sizes (decimal GB as marketed; nvidia-smi shows a little more or less in MiB).
-_NV = "nvidia.com/en-us/data-center/"
-GPUS = {
-    "a100-40gb": dict(label="A100 40GB", gb=40, source=_NV + "a100 (40GB HBM2)"),
-    "a100-80gb": dict(label="A100 80GB", gb=80, source=_NV + "a100 (80GB HBM2e)"),
-    "h100-80gb": dict(label="H100 80GB", gb=80, source=_NV + "h100 (SXM/PCIe 80GB HBM3)"),
-    "h200-141gb": dict(label="H200 141GB", gb=141, source=_NV + "h200 (141GB HBM3e)"),
-    "l4-24gb": dict(label="L4 24GB", gb=24, source=_NV + "l4 (24GB GDDR6)"),
-    "l40s-48gb": dict(label="L40S 48GB", gb=48, source=_NV + "l40s (48GB GDDR6)"),
-    "rtx-4090-24gb": dict(label="RTX 4090 24GB", gb=24,
-                          source="nvidia.com/en-us/geforce/graphics-cards/40-series/rtx-4090 "
-                                 "(24GB GDDR6X)"),
-}
+# Model and GPU presets (shapes from each config.json, GPU figures from the datasheets), cited there.
+from .deployments import GPUS, MODELS  # noqa: E402
 
 # The article's worked example (Llama-3-8B bf16 on an 80 GB card, 92% memory, 16 GB of weights).
 ARTICLE = dict(layers=32, kv_heads=8, head_dim=128, dtype="bf16", gpu_bytes=80_000_000_000,
                gpu_mem_utilization=0.92, weight_bytes=16_000_000_000, context_len=2048)
 
-DEFAULT_UTILIZATION = 0.9  # vLLM's default gpu_memory_utilization
+DEFAULT_UTILIZATION = 0.92  # vLLM 0.33.0's default gpu_memory_utilization (vllm/config/cache.py)
 MAX_BYTES = 10**16         # 10 PB: far above any node, low enough that no float loses integers
 
 
@@ -112,15 +64,23 @@ def param_count(model):
     8030261248
     >>> param_count("mixtral-8x7b")   # 46.7 B: every expert's weights are resident
     46702792704
+    >>> param_count("llama-2-70b"), param_count("bloom-176b")   # 68.98 B; 176,247,271,424
+    (68976648192, 176247271424)
     """
     m = MODELS[model]
-    h, hd = m["hidden"], m["head_dim"]
+    h, hd, f, e = m["hidden"], m["head_dim"], m["intermediate"], m["experts"]
     q, kv = m["heads"] * hd, m["kv_heads"] * hd
-    attn = h * q + 2 * h * kv + q * h + ((q + 2 * kv) if m["qkv_bias"] else 0)
-    mlp = m["experts"] * 3 * h * m["intermediate"] + (h * m["experts"] if m["experts"] > 1 else 0)
-    per_layer = attn + mlp + 2 * h                      # two RMSNorm weight vectors
+    attn = h * q + 2 * h * kv + q * h
+    if m["qkv_bias"] or m["biases"]:
+        attn += q + 2 * kv
+    if m["biases"]:
+        attn += h                                        # the output projection's bias
+    expert = (3 if m["gated_mlp"] else 2) * h * f + ((f + h) if m["biases"] else 0)
+    mlp = e * expert + (h * e if e > 1 else 0)           # + the router
+    norm = 2 * h if m["biases"] else h                   # LayerNorm has a bias, RMSNorm not
+    per_layer = attn + mlp + 2 * norm
     embed = m["vocab"] * h * (1 if m["tied"] else 2)     # input embedding + lm_head
-    return m["layers"] * per_layer + embed + h           # + final norm
+    return m["layers"] * per_layer + embed + norm + (norm if m["embed_norm"] else 0)
 
 
 def presets():
@@ -129,7 +89,10 @@ def presets():
         "models": {k: {"label": m["label"], "layers": m["layers"], "kv_heads": m["kv_heads"],
                        "head_dim": m["head_dim"], "params": param_count(k), "source": m["source"]}
                    for k, m in MODELS.items()},
-        "gpus": {k: {"label": g["label"], "gpu_bytes": g["gb"] * 10**9, "source": g["source"]}
+        "gpus": {k: {"label": g["label"], "gpu_bytes": g["gb"] * 10**9,
+                     "hbm_gb_s": g["hbm_gb_s"], "bf16_tflops": g["bf16_tflops"],
+                     "fp8_tflops": g["fp8_tflops"], "link_gb_s": g["link_gb_s"],
+                     "source": g["source"]}
                  for k, g in GPUS.items()},
         "dtypes": dict(DTYPES),
         "article": dict(ARTICLE),
@@ -173,11 +136,11 @@ def kv_capacity(model=None, gpu=None, *, dtype="bf16", kv_dtype=None, layers=Non
 
     >>> r = kv_capacity("llama-3-8b", "h100-80gb")
     >>> r["bytes_per_token"], r["weight_bytes"], r["tokens"], r["sequences"]
-    (131072, 16060522496, 426784, 208)
+    (131072, 16060522496, 438991, 214)
     >>> kv_capacity("llama-3-70b", "h100-80gb")["fits"]       # 141 GB of bf16 weights
     False
     >>> kv_capacity("llama-3-70b", "h100-80gb", gpus=4)["sequences"]
-    218
+    228
     """
     if model is not None:
         model = _choice("model", model, list(MODELS))
@@ -259,3 +222,8 @@ def kv_from_params(params):
     return kv_capacity(**params)
 
 
+def kv_pool(scenario):
+    """A normalised scenario's usable KV pool in tokens (None = unlimited), kv_tokens = auto
+    resolved (scenario.normalize sized it from the roofline deployment with kv_capacity)."""
+    kv = scenario["server"]["kv_tokens"]
+    return scenario["_kv_pool"] if kv == "auto" else kv

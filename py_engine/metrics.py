@@ -21,9 +21,11 @@ Names and definitions follow vLLM's benchmark (vllm/benchmarks/serve.py):
 """
 
 import math
+from bisect import bisect_right
 from fractions import Fraction
 
 from .cost import TICKS, to_ticks
+from .roofline import SUB, floor_sum
 
 PCTS = (50, 95, 99)
 
@@ -51,21 +53,56 @@ def _pcts(ticks):
     return out
 
 
-def _weighted_pcts(weights):
-    """weights: {value_ticks: count} -> nearest-rank percentiles of the pooled samples."""
-    total = sum(weights.values())
+def _weighted_pcts(weights, lines=()):
+    """weights: {value_ticks: count}; lines: (K, a, b, count, weight) runs of growing gaps
+    K + ceil((a + b i) / SUB), i < count (recorder.gap_line) -> nearest-rank percentiles and mean
+    of the pooled samples, exact (a binary search over the value, counting each line in O(1))."""
+    total = sum(weights.values()) + sum(n * w for _, _, _, n, w in lines)
     if total == 0:
         return {"p%d" % p: None for p in PCTS} | {"mean": None}
+    sub = SUB
+    span = sum(v * c for v, c in weights.items()) + sum(
+        w * (n * K + floor_sum(n, sub, b, a + sub - 1)) for K, a, b, n, w in lines)
+    out = {"mean": span / total / TICKS}
     vals = sorted(weights)
-    out = {"mean": sum(v * c for v, c in weights.items()) / total / TICKS}
+    if not lines:
+        for p in PCTS:
+            rank = max(1, (p * total + 99) // 100)
+            acc = 0
+            for v in vals:
+                acc += weights[v]
+                if acc >= rank:
+                    out["p%d" % p] = v / TICKS
+                    break
+        return out
+    cum, acc = [], 0
+    for v in vals:
+        acc += weights[v]
+        cum.append(acc)
+
+    def at_most(v):
+        """samples <= v"""
+        j = bisect_right(vals, v)
+        got = cum[j - 1] if j else 0
+        for K, a, b, n, w in lines:
+            x = (v - K) * sub - a         # a + b i <= x  <=>  the gap of pass i is <= v
+            if x < 0:
+                continue
+            got += w * (n if b == 0 else min(n, x // b + 1))
+        return got
+
+    lo = min(vals[:1] + [K + -(-a // sub) for K, a, _, _, _ in lines])
+    hi = max(vals[-1:] + [K + -(-(a + b * (n - 1)) // sub) for K, a, b, n, _ in lines])
     for p in PCTS:
         rank = max(1, (p * total + 99) // 100)
-        acc = 0
-        for v in vals:
-            acc += weights[v]
-            if acc >= rank:
-                out["p%d" % p] = v / TICKS
-                break
+        a_, b_ = lo - 1, hi       # at_most(a_) < rank <= at_most(b_)
+        while b_ - a_ > 1:
+            mid = (a_ + b_) // 2
+            if at_most(mid) >= rank:
+                b_ = mid
+            else:
+                a_ = mid
+        out["p%d" % p] = b_ / TICKS
     return out
 
 
@@ -125,7 +162,7 @@ def compute(sim, scenario):
         "throughput_tok_s": output_tokens / seconds,
         "ttft": _pcts(ttft),
         "tpot": _pcts(tpot),
-        "itl": _weighted_pcts(sim.rec.gap_weights),
+        "itl": _weighted_pcts(sim.rec.gap_weights, sim.rec.gap_lines),
         "e2e": _pcts(e2e),
         "goodput_rps": good / seconds,
         "slo_attainment": good / n,

@@ -46,9 +46,11 @@ PASSES_LOG = [
     ("start", "time", "start time of the run's first pass"),
     ("rows", "rows", "rows computed per pass (idle slots excluded)"),
     ("prefill_tokens", "tokens", "prefill tokens per pass"),
-    ("cost", "time", "cost of one pass"),
+    ("cost", "time", "cost of the run's first pass"),
     ("useful", "tokens", "tokens emitted per pass"),
     ("kv_tokens", "tokens", "KV-cache occupancy at the end of the run (its peak)"),
+    ("cost_last", "time", "cost of the run's last pass (the roofline cost grows pass by pass "
+                          "as contexts grow; otherwise = cost)"),
 ]
 
 

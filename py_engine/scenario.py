@@ -37,7 +37,12 @@ def _num(x):
 
 
 def choices(field):
-    return scheduler_names() if field.choices == "schedulers" else field.choices
+    if field.choices == "schedulers":
+        return scheduler_names()
+    if field.choices in ("models", "gpus"):
+        from . import deployments
+        return list(deployments.MODELS if field.choices == "models" else deployments.GPUS)
+    return field.choices
 
 
 def allowed_text(field):
@@ -49,6 +54,9 @@ def allowed_text(field):
         return "true or false"
     if t == "int":
         text = "an integer from %s to %s" % (_num(field.min), _num(field.max))
+        if field.words:
+            return text + " (or %s)" % ", or ".join((["null"] if field.nullable else []) +
+                                                   field.words)
     elif t == "float":
         text = "a number from %s to %s" % (_num(field.min), _num(field.max))
     elif t == "items":
@@ -56,9 +64,12 @@ def allowed_text(field):
             "%s%s >= %s" % (f.path, "" if j < F.REQUIRED_ITEM_FIELDS else "?", _num(f.min))
             for j, f in enumerate(F.ITEM_FIELDS)))
     elif t == "cost":
-        names = [c for c in field.choices if c != field.object_choice]
-        return "%s, or an object {%s}" % (", ".join(names),
-                                          ", ".join(f.leaf for f in F.children(field.path)))
+        names = [c for c in field.choices if c not in field.object_choices]
+        forms = []
+        for j, form in enumerate(field.object_choices):
+            keys = [f.leaf for f in F.children(field.path) if f.form == form]
+            forms.append("{%s}" % ", ".join((["kind: %s" % form] if j else []) + keys))
+        return "%s, or an object %s" % (", ".join(names), " or ".join(forms))
     else:
         raise AssertionError(t)
     return text + " (or null)" if field.nullable else text
@@ -122,6 +133,8 @@ def _value(field, value):
         if value is None and (field.nullable or field.type == "items"):
             return None
     t = field.type
+    if field.words and value in field.words:
+        return value
     if t in ("int", "float"):
         check = check_int if t == "int" else check_float
         if not field.nullable:
@@ -142,11 +155,35 @@ def _value(field, value):
         return _items(field, value)
     if t == "cost":
         if isinstance(value, str):
-            if value == field.object_choice or value not in field.choices:
+            if value in field.object_choices or value not in field.choices:
                 raise ScenarioError(field.path, value, allowed_text(field))
             return value
-        return _object(field.path, value, None)   # the object form: its own fields
+        return _cost_object(field, value)
     raise AssertionError(t)
+
+
+def _cost_object(field, value):
+    """A cost model's object form: {"kind": form, its fields} (the first form may omit kind)."""
+    if not isinstance(value, dict):
+        raise ScenarioError(field.path, value, allowed_text(field))
+    first = field.object_choices[0]
+    kind = value.get("kind", first)
+    if kind not in field.object_choices:
+        raise ScenarioError(field.path + ".kind", kind,
+                            "one of " + ", ".join(field.object_choices))
+    own = [f for f in F.children(field.path) if f.form == kind]
+    keys = [f.leaf for f in own]
+    for k in value:
+        if k != "kind" and k not in keys:
+            sub = "%s.%s" % (field.path, k)
+            raise ScenarioError(sub, value[k], "absent (unknown key of a %s cost; known: %s)"
+                                % (kind, ", ".join(keys)),
+                                "%s: unknown key of a %s cost (known keys: %s)"
+                                % (sub, kind, ", ".join(keys)))
+    out = {} if kind == first else {"kind": kind}
+    for f in own:
+        out[f.leaf] = _value(f, value.get(f.leaf))
+    return out
 
 
 def _holds(conditions, root):
@@ -244,8 +281,35 @@ def normalize(raw):
     wl = out["workload"]
     if wl["items"] is not None:
         wl["requests"] = len(wl["items"])
-    out["_ticks"] = ticks_of(coefficients(out["server"]["cost"]))
+    sv = out["server"]
+    cost = sv["cost"]
+    if isinstance(cost, dict) and cost.get("kind") == "roofline":
+        from . import roofline
+        out["_deployment"] = roofline.from_cost(cost)
+        out["_ticks"] = {"fixed": 0, "per_row": 0, "per_prefill_token": 0}
+    else:
+        out["_ticks"] = ticks_of(coefficients(cost))
+    if sv["kv_tokens"] == "auto":
+        out["_kv_pool"] = _auto_pool(sv)
     return out
+
+
+def _auto_pool(sv):
+    """kv_tokens = auto: the deployment's KV pool (kv.kv_capacity), or a clear error."""
+    cost = sv["cost"]
+    if not (isinstance(cost, dict) and cost.get("kind") == "roofline"):
+        raise ScenarioError("server.kv_tokens", "auto", "an integer, or null; auto needs a "
+                            "roofline cost model (a deployment to size the pool from)")
+    from . import roofline
+    r = roofline.kv_pool_tokens(cost, cost["gpu_memory_utilization"])
+    if r["tokens"] < sv["block_size"]:
+        need = -(-r["weight_bytes"] // int(r["gpu_bytes"] * cost["gpu_memory_utilization"]))
+        raise ScenarioError("server.cost.tp", cost["tp"],
+                            "at least %d: %s's weights (%.0f GB) leave no KV pool on %d GPU%s"
+                            % (need + 1, cost["model"], r["weight_bytes"] / 1e9, cost["tp"],
+                               "" if cost["tp"] == 1 else "s"))
+    return r["tokens"]
+
 
 
 def public(scenario):

@@ -35,9 +35,9 @@ def block():
             notes.append("%s only" % "/".join(f.applies_to))
         for path, values in {**f.when, **f.shown_if}.items():
             notes.append("when %s = %s" % (fields.BY_PATH[path].url, "|".join(map(str, values))))
-        if f.parent and fields.BY_PATH.get(f.parent) and fields.BY_PATH[f.parent].object_choice:
+        if f.form:
             parent = fields.BY_PATH[f.parent]
-            notes.append("when %s = %s" % (parent.url, parent.object_choice))
+            notes.append("when %s = %s" % (parent.url, f.form))
         if f.unit:
             notes.append(f.unit)
         rows.append("| `%s` | `--%s` | %s | %s | %s | %s |" % (

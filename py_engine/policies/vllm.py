@@ -60,6 +60,7 @@ from collections import deque
 from ..blocks import CountingPool, PrefixCachePool, cdiv
 from ..core import FINAL, PAUSED, PREFILL
 from ..errors import ScenarioError
+from ..kv import kv_pool
 from .base import Policy, register
 
 WAITING, RUNNING, PREEMPTED, FINISHED = 0, 1, 2, 3
@@ -103,7 +104,8 @@ class VLLM(Policy):
         self.swap = sv["preemption"] == "swap"
         # ns per block each way: bytes / (GB/s) = ns; 1 tick = 1 ns when the cost unit is ms.
         self.swap_ticks = int(round(bs * sv["kv_bytes_per_token"] / sv["pcie_gb_s"]))
-        total = None if sv["kv_tokens"] is None else sv["kv_tokens"] // bs
+        pool = kv_pool(scenario)
+        total = None if pool is None else pool // bs
         self.spans = shared_spans(trace, bs) if trace is not None else [None] * n
         self.prefix_caching = sv["enable_prefix_caching"]
         # The prefix cache is observable only if a lookup can hit: a shared prefix, or a
@@ -130,7 +132,6 @@ class VLLM(Policy):
         self.step = []                # the planned step: [(request, tokens, samples)]
         self.unprocessed = None       # async: the step whose outputs are not processed yet
         self.plan_passes = 0          # sim.passes when the step was planned
-        self.plan_now = 0
         self.h = None                 # horizon of the planned step
         self.wants = True
         self.kv_used = 0              # blocks in use after the planned step (for kv_after)
@@ -147,7 +148,7 @@ class VLLM(Policy):
     def check(cls, scenario, trace):
         """A request whose prompt + out - 1 tokens exceed the pool could never finish."""
         sv = scenario["server"]
-        kv_tokens, bs = sv["kv_tokens"], sv["block_size"]
+        kv_tokens, bs = kv_pool(scenario), sv["block_size"]
         if kv_tokens is None:
             return
         _, prompt, out = trace[:3]
@@ -164,7 +165,7 @@ class VLLM(Policy):
         sim = self.sim
         k = sim.passes - self.plan_passes
         if k:
-            visible = sim.now - (sim.now - self.plan_now) // k   # start of the last pass
+            visible = sim.last_start       # async: what arrived before the last pass began
             self._bulk(k - 1)
             if self.async_:
                 self.unprocessed = self.step
@@ -193,7 +194,7 @@ class VLLM(Policy):
             self._update(self.unprocessed)
             self.unprocessed = None
         self._apply(sched, preempted, admitted)
-        self.plan_passes, self.plan_now = sim.passes, sim.now
+        self.plan_passes = sim.passes
         self._set_horizon(sched, preempted, info)
         if self.plan_log is not None:
             self.plan_log.append({"pass": sim.passes + 1, "tokens": dict(sched),
@@ -223,7 +224,7 @@ class VLLM(Policy):
         return {"swap_out_blocks": self.swap_out_blocks, "swap_in_blocks": self.swap_in_blocks,
                 "swap_ms": (self.swap_out_blocks + self.swap_in_blocks) * self.swap_ticks / 1e6,
                 "recomputed_tokens": self.recomputed, "prefix_cache": pc,
-                "prefix_hit_rate": pc["hit_rate"]}
+                "prefix_hit_rate": pc["hit_rate"], "kv_pool_tokens": kv_pool(self.scenario)}
 
     # ------------------------------------------------------------ arrivals
     def _release(self, visible):
@@ -575,7 +576,7 @@ class VLLM(Policy):
             return
         cycle = sorted(self.victims)
         raise ScenarioError(
-            "server.kv_tokens", self.scenario["server"]["kv_tokens"],
+            "server.kv_tokens", kv_pool(self.scenario),
             "enough for this trace to finish",
             "vLLM %s never finishes this trace: from pass %d its scheduler repeats a cycle of "
             "%d passes in which requests %s preempt each other and no token is produced "
@@ -583,8 +584,7 @@ class VLLM(Policy):
             "full-prompt admission or fcfs avoid it." % (
                 VLLM_VERSION, first, sim.passes - first,
                 ", ".join(map(str, cycle[:8])) + (" ..." if len(cycle) > 8 else ""),
-                self.scenario["server"]["kv_tokens"],
-                "fcfs" if self.fcfs else "priority",
+                kv_pool(self.scenario), "fcfs" if self.fcfs else "priority",
                 "on" if self.full_fit else "off"))
 
     def _state(self):

@@ -23,7 +23,7 @@ def sample(f):
     if f.type == "choice":
         return next(c for c in choices(f) if c != f.default)
     if f.type == "cost":
-        return next(c for c in f.choices if c not in (f.default, f.object_choice))
+        return next(c for c in f.choices if c not in [f.default] + f.object_choices)
     if f.type == "bool":
         return not f.default
     if f.type == "int":
@@ -36,8 +36,10 @@ def sample(f):
 
 
 def needs(f):
-    """The other fields' values that make `f` exist (its `when`), as (field, value) pairs."""
-    return [(fields.BY_PATH[p], vals[0]) for p, vals in f.when.items()]
+    """The other fields' values that make `f` exist (its `when`, or its object form), as
+    (field, value) pairs."""
+    form = [(fields.BY_PATH[f.parent], f.form)] if f.form else []
+    return form + [(fields.BY_PATH[p], vals[0]) for p, vals in f.when.items()]
 
 
 def get(scenario, path):

@@ -26,9 +26,28 @@ def static_closed_form(reqs, cap, chunk):
 
 def brute_force(scheduler, arrive, prompt, out, slots, chunk, cost):
     """Pass-by-pass, slot-by-slot simulation. arrive in ticks, cost = (fixed, per_row, per_token)
-    in ticks. Returns a dict of everything the engine reports, in ticks and 1-based passes."""
+    in ticks, or a function cost(tokens, rows, context, attention) -> ticks of one pass (a
+    roofline deployment's pass_ticks), given per pass: the new tokens of every row (a prefill
+    chunk's, or 1), the rows, the context already in their KV caches and the attention pairs
+    sum(n x (context + (n + 1) / 2)). A decoding row's context is its KV but the token it feeds; a
+    held static row (finished, or an empty row after its prefill) feeds 1 token over a context
+    that does not grow. Returns a dict of everything the engine reports, in ticks and 1-based
+    passes."""
     n = len(arrive)
-    fixed, per_row, per_tok = cost
+    if callable(cost):
+        pass_cost = cost
+    else:
+        fixed, per_row, per_tok = cost
+        pass_cost = None
+
+    def tick(rows_state, ptoks, nrows):
+        """One pass's ticks; rows_state: (new tokens, context, grows) per row in the batch."""
+        if pass_cost is None:
+            return fixed + per_row * nrows + per_tok * ptoks
+        tokens = sum(x for x, _, _ in rows_state)
+        ctx = sum(c for _, c, _ in rows_state)
+        att = sum(x * c + x * (x + 1) // 2 for x, c, _ in rows_state)
+        return pass_cost(tokens, nrows, ctx, att)
     R = {"first_pass": [None] * n, "done_pass": [None] * n, "first_tick": [None] * n,
          "done_tick": [None] * n, "admit_pass": [None] * n}
     tally = Counter()
@@ -60,8 +79,10 @@ def brute_force(scheduler, arrive, prompt, out, slots, chunk, cost):
                 continue
             rows = sum(x is not None for x in table)
             ptoks = sum(min(chunk, x[1]) for x in table if x is not None and x[1] > 0)
+            state = [(min(chunk, x[1]), x[3], True) if x[1] > 0 else (1, x[3] - 1, True)
+                     for x in table if x is not None]
             p += 1                   # 2. STEP
-            t += fixed + per_row * rows + per_tok * ptoks
+            t += tick(state, ptoks, rows)
             for s in range(slots):
                 x = table[s]
                 if x is None:
@@ -97,8 +118,11 @@ def brute_force(scheduler, arrive, prompt, out, slots, chunk, cost):
                 R["admit_pass"][i] = p + 1
             while any(r[0] is not None and r[2] < out[r[0]] for r in rows):
                 ptoks = sum(min(chunk, r[1]) for r in rows)
+                state = [(min(chunk, r[1]), r[3], True) if r[1] > 0 else
+                         (1, r[3] - 1, True) if r[0] is not None and r[2] < out[r[0]] else
+                         (1, r[3], False) for r in rows]
                 p += 1
-                t += fixed + per_row * slots + per_tok * ptoks
+                t += tick(state, ptoks, slots)
                 for r in rows:
                     if r[1] > 0:
                         take = min(chunk, r[1])

@@ -9,6 +9,8 @@ from py_engine import fields
 def _parse(field, raw):
     if field.nullable and raw in ("", "null", "none"):
         return None
+    if raw in field.words:
+        return raw
     if field.type == "int":
         return int(raw)
     if field.type == "float":
@@ -30,5 +32,8 @@ def scenario_from_query(query) -> dict:
         *parents, leaf = f.path.split(".")
         for p in parents:
             node = node.setdefault(p, {})
-        node[leaf] = _parse(f, raw)
+        value = _parse(f, raw)
+        if f.type == "cost" and value in f.object_choices:
+            value = {"kind": value}        # an object form: its fields come as their own names
+        node[leaf] = value
     return scenario

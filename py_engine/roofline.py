@@ -1,0 +1,182 @@
+"""The roofline cost model: how long one forward pass takes for a model on a GPU (x tensor
+parallelism), from first principles, in exact integers.
+
+A pass computes `tokens` new tokens (a prefill chunk's, one per decoding row) in `rows` rows; row
+r brings n_r new tokens and has ctx_r tokens of context already in its KV cache. Per GPU:
+
+    compute  = FLOPs / (tp x peak x flops_eff)
+        FLOPs = 2 x active params per token x tokens            (the linear layers)
+              + 2 x hidden x vocab x rows                        (the logits)
+              + 4 x layers x heads x head_dim x attention         (QK^T and PV)
+        attention = sum_r n_r x (ctx_r + (n_r + 1) / 2)           (causal: token j sees ctx + j)
+    memory   = bytes / (HBM bandwidth x bw_eff)
+        bytes = weights read once per pass / tp                  (a mixture of experts reads the
+                                                                   experts its tokens use: of E
+                                                                   experts, k per token, that is
+                                                                   E x (1 - (1 - k/E)^tokens) on
+                                                                   average; all E stay resident)
+              + KV bytes per token x (sum_r ctx_r + tokens) / kv shards   (read, then written)
+    comm     = 2 all-reduces per layer of tokens x hidden x 2 bytes, a ring over tp GPUs:
+               2 (tp - 1) / tp of it each way at link bandwidth / 2 x link_eff   (0 when tp = 1)
+    pass     = overhead_ms + layers x layer_us + max(compute, memory) + comm
+
+max() is the roofline: a pass of prefill chunks is compute-bound, a pass of decodes memory-bound
+(the weights, then the KV cache as contexts grow). What it leaves out: kernel-level effects (tile
+quantization, attention kernels' own efficiency curves), CUDA graphs vs eager launch, CPU-side
+scheduling time beyond the fixed overhead, sampling, speculative decoding, pipeline parallelism,
+communication/compute overlap, and power or clock throttling.
+
+Exactness. Every per-unit cost is rounded once to an integer number of sub-ticks (SUB per tick:
+1 ps when the unit is ms), so a pass's compute and memory lines are integer linear functions of
+its state, and its cost in ticks is
+
+    cost = K + ceil((max(compute, memory) + comm) / SUB)        K = the overheads, in ticks
+
+Within a run of identical batches every row's context grows by its n_r per pass, so the compute
+line grows by c_att x sum n_r^2 and the memory line by m_ctx x sum n_r per pass: pass i of a run
+costs K + ceil((a + b i) / SUB) while one line stays on top (the core ends the run where they
+cross), and the run's duration is a floor sum (`floor_sum`), so the engine stays event-driven.
+"""
+
+from fractions import Fraction
+
+from . import kv
+from .deployments import GPUS, MODELS
+from .errors import ScenarioError
+
+SUB = 1000                 # sub-ticks per tick
+ACT_BYTES = 2              # activations all-reduced in 16 bits
+DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
+
+# Efficiency factors and overheads: fitted on the Splitwise measurements (`python -m py_engine
+# validate`; see validate.py for the split and the errors on the held-out part).
+DEFAULTS = {"flops_eff": 0.62, "bw_eff": 0.74, "link_eff": 0.7, "overhead_ms": 4.0,
+            "layer_us": 60.0}
+
+
+def floor_sum(n, m, a, b):
+    """sum(floor((a*i + b) / m) for i in range(n)) for integers n >= 0, m >= 1, a, b >= 0, in
+    O(log) steps (the Euclid-like reduction).
+
+    >>> floor_sum(5, 3, 2, 1), sum((2 * i + 1) // 3 for i in range(5))
+    (7, 7)
+    """
+    total = 0
+    while n:
+        if a >= m:
+            total += (n - 1) * n // 2 * (a // m)
+            a %= m
+        if b >= m:
+            total += n * (b // m)
+            b %= m
+        top = a * n + b
+        if top < m:
+            break
+        n, b = divmod(top, m)
+        m, a = a, m
+    return total
+
+
+def _ps(x):
+    """seconds (a Fraction) -> integer sub-ticks, rounded once (1 sub-tick = 1e-12 s: the cost
+    unit is ms, a tick 1e-6 of it)."""
+    return round(x * 10**12)
+
+
+class Deployment:
+    """A model on a GPU with tensor parallelism tp: the integer coefficients of its pass cost."""
+
+    def __init__(self, model, gpu, tp=1, dtype="bf16", kv_dtype=None, flops_eff=None,
+                 bw_eff=None, link_eff=None, overhead_ms=None, layer_us=None):
+        m, g = MODELS[model], GPUS[gpu]
+        p = {k: (v if v is not None else DEFAULTS[k]) for k, v in (
+            ("flops_eff", flops_eff), ("bw_eff", bw_eff), ("link_eff", link_eff),
+            ("overhead_ms", overhead_ms), ("layer_us", layer_us))}
+        self.model, self.gpu, self.tp, self.dtype = model, gpu, tp, dtype
+        self.kv_dtype = kv_dtype or dtype
+        self.params = p
+        tflops = g["fp8_tflops"] if dtype == "fp8" else g["bf16_tflops"]
+        if tflops is None:
+            raise ScenarioError("server.cost.dtype", dtype, "bf16 or fp16 on %s (it has no FP8 "
+                                                           "tensor cores)" % g["label"])
+        frac = lambda x: Fraction(repr(float(x)))  # noqa: E731  decimal reading, as written
+        flops = frac(tflops) * 10**12 * tp * frac(p["flops_eff"])      # FLOP/s of the group
+        bw = frac(g["hbm_gb_s"]) * 10**9 * frac(p["bw_eff"])           # bytes/s of one GPU
+        link = frac(g["link_gb_s"]) * 10**9 / 2 * frac(p["link_eff"])   # bytes/s each way
+        L, h, hd, f = m["layers"], m["hidden"], m["head_dim"], m["intermediate"]
+        q, kvw = m["heads"] * hd, m["kv_heads"] * hd
+        wb = DTYPE_BYTES[dtype]
+        attn = h * q + 2 * h * kvw + q * h
+        expert = (3 if m["gated_mlp"] else 2) * h * f
+        e, k = m["experts"], m["experts_per_token"]
+        lm_head = m["vocab"] * h
+        # compute, per token / row / attention unit (sub-ticks)
+        self.c_tok = _ps(Fraction(2 * L * (attn + k * expert)) / flops)
+        self.c_row = _ps(Fraction(2 * lm_head) / flops)
+        self.c_att = _ps(Fraction(4 * L * m["heads"] * hd) / flops)
+        # memory, per GPU: the weights every pass reads (experts apart), KV per context token
+        dense = L * (attn + (0 if e > 1 else expert)) + lm_head
+        self.m_w = _ps(Fraction(dense * wb, tp) / bw)
+        self.experts, self.per_token = e, k
+        self.m_exp = _ps(Fraction(L * expert * wb, tp) / bw) if e > 1 else 0
+        shards = min(tp, m["kv_heads"])
+        kv_bytes = kv.kv_bytes_per_token(L, m["kv_heads"], hd, kv.DTYPES[self.kv_dtype])
+        self.m_ctx = _ps(Fraction(kv_bytes, shards) / bw)
+        # tensor-parallel all-reduce per token, and the fixed overheads (ticks)
+        self.comm_tok = (_ps(Fraction(4 * L * (tp - 1) * h * ACT_BYTES, tp) / link)
+                         if tp > 1 else 0)
+        self.K = round(frac(p["overhead_ms"]) * 10**6 + L * frac(p["layer_us"]) * 10**3)
+        self._experts_read = {}
+
+    def experts_read(self, tokens):
+        """Sub-ticks to read the experts `tokens` tokens use, on average (exact, cached)."""
+        got = self._experts_read.get(tokens)
+        if got is None:
+            e, k = self.experts, self.per_token
+            distinct = e - Fraction((e - k) ** tokens, e ** (tokens - 1)) if tokens else 0
+            got = self._experts_read[tokens] = (self.m_exp * distinct).__floor__()
+        return got
+
+    def lines(self, tokens, rows, ctx, attention):
+        """(compute, memory, comm) sub-ticks of a pass with this state (see the docstring)."""
+        c = self.c_tok * tokens + self.c_row * rows + self.c_att * attention
+        m = self.m_w + self.m_ctx * (ctx + tokens)
+        if self.m_exp:
+            m += self.experts_read(tokens)
+        return c, m, self.comm_tok * tokens
+
+    def pass_ticks(self, tokens, rows, ctx, attention):
+        """One pass's cost in integer ticks."""
+        c, m, comm = self.lines(tokens, rows, ctx, attention)
+        return self.K + -(-(max(c, m) + comm) // SUB)
+
+    def run_line(self, tokens, rows, ctx, attention, d_ctx, d_attention):
+        """For a run of identical batches: (K, a, b, cross): pass i costs K + ceil((a + b i) /
+        SUB) for i < cross (None: for every i), where one roofline line stays on top."""
+        c, m, comm = self.lines(tokens, rows, ctx, attention)
+        dc, dm = self.c_att * d_attention, self.m_ctx * d_ctx
+        if c >= m:
+            a, b, o, ob = c, dc, m, dm
+        else:
+            a, b, o, ob = m, dm, c, dc
+        cross = None if ob <= b else (a - o) // (ob - b) + 1
+        return self.K, a + comm, b, cross
+
+    def describe(self):
+        m, g = MODELS[self.model], GPUS[self.gpu]
+        return "%s on %d x %s (%s)" % (m["label"], self.tp, g["label"], self.dtype)
+
+
+def from_cost(cost):
+    """A normalised server.cost of kind roofline -> its Deployment."""
+    return Deployment(cost["model"], cost["gpu"], cost["tp"], cost["dtype"], cost["kv_dtype"],
+                      cost["flops_eff"], cost["bw_eff"], cost["link_eff"], cost["overhead_ms"],
+                      cost["layer_us"])
+
+
+def kv_pool_tokens(cost, utilization):
+    """The KV pool of the deployment (the KV calculator's own formula: kv.kv_capacity)."""
+    r = kv.kv_capacity(cost["model"], cost["gpu"], dtype=cost["dtype"],
+                       kv_dtype=cost["kv_dtype"], gpus=cost["tp"],
+                       gpu_mem_utilization=utilization)
+    return r
