@@ -1,4 +1,4 @@
-"""Command line: python -m py_engine run | compare | sweep | check | bench | kv  [--json].
+"""Command line: python -m py_engine run | compare | sweep | check | validate | bench | kv  [--json].
 
 Every scenario field is a flag (`--<flag>` from the field table, fields.py; see `run --help`);
 `--scenario` takes a JSON object or a path to a JSON file, `--trace` a JSONL or CSV file of
@@ -128,6 +128,8 @@ def _parser():
     sw.add_argument("--param", default=fields.BY_PATH[default["param"]].url,
                     help="one of " + ", ".join(fields.SWEEPS))
     sw.add_argument("--values", default=",".join(map(str, default["values"])))
+    vp = sub.add_parser("validate", help="the roofline cost model vs public measurements")
+    vp.add_argument("--json", action="store_true")
     ck = sub.add_parser("check", help="self-verification: engine vs the article's references")
     ck.add_argument("--full", action="store_true", help="many more random traces")
     ck.add_argument("--json", action="store_true")
@@ -146,6 +148,11 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     from . import api
     try:
+        if args.cmd == "validate":
+            from . import validate
+            r = validate.run()
+            print(json.dumps(r, indent=1) if args.json else validate.report(r))
+            return 0
         if args.cmd == "check":
             from .verify import check
             r = check.run(quick=not args.full)

@@ -4,10 +4,10 @@ parallelism), from first principles, in exact integers.
 A pass computes `tokens` new tokens (a prefill chunk's, one per decoding row) in `rows` rows; row
 r brings n_r new tokens and has ctx_r tokens of context already in its KV cache. Per GPU:
 
-    compute  = FLOPs / (tp x peak x flops_eff)
+    compute  = FLOPs / (tp x peak x flops_eff) + attention FLOPs / (tp x peak x attn_eff)
         FLOPs = 2 x active params per token x tokens            (the linear layers)
               + 2 x hidden x vocab x rows                        (the logits)
-              + 4 x layers x heads x head_dim x attention         (QK^T and PV)
+        attention FLOPs = 4 x layers x heads x head_dim x attention   (QK^T and PV)
         attention = sum_r n_r x (ctx_r + (n_r + 1) / 2)           (causal: token j sees ctx + j)
     memory   = bytes / (HBM bandwidth x bw_eff)
         bytes = weights read once per pass / tp                  (a mixture of experts reads the
@@ -18,7 +18,8 @@ r brings n_r new tokens and has ctx_r tokens of context already in its KV cache.
               + KV bytes per token x (sum_r ctx_r + tokens) / kv shards   (read, then written)
     comm     = 2 all-reduces per layer of tokens x hidden x 2 bytes, a ring over tp GPUs:
                2 (tp - 1) / tp of it each way at link bandwidth / 2 x link_eff   (0 when tp = 1)
-    pass     = overhead_ms + layers x layer_us + max(compute, memory) + comm
+    pass     = overhead_ms + layers x layer_us + rows x row_us + 2 x layers x allreduce_us (tp > 1)
+               + max(compute, memory) + comm
 
 max() is the roofline: a pass of prefill chunks is compute-bound, a pass of decodes memory-bound
 (the weights, then the KV cache as contexts grow). What it leaves out: kernel-level effects (tile
@@ -48,10 +49,24 @@ SUB = 1000                 # sub-ticks per tick
 ACT_BYTES = 2              # activations all-reduced in 16 bits
 DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
 
-# Efficiency factors and overheads: fitted on the Splitwise measurements (`python -m py_engine
-# validate`; see validate.py for the split and the errors on the held-out part).
-DEFAULTS = {"flops_eff": 0.62, "bw_eff": 0.74, "link_eff": 0.7, "overhead_ms": 4.0,
-            "layer_us": 60.0}
+# The efficiency factors and overheads a deployment is tuned by (fields server.cost.<name>).
+TUNABLE = ("flops_eff", "attn_eff", "bw_eff", "link_eff", "overhead_ms", "layer_us", "row_us",
+           "allreduce_us")
+# Their defaults: fitted on the Splitwise measurements, per GPU (`python -m py_engine validate`
+# re-fits them and reports the errors on the held-out part). Those measurements are of 2023
+# serving software: a stack with CUDA graphs has smaller overheads; calibrate to yours.
+FITTED = {
+    "a100-80gb": {"flops_eff": 0.731355, "attn_eff": 0.667862, "bw_eff": 1.0,
+                  "link_eff": 0.195776, "overhead_ms": 28.023438, "layer_us": 41.381836,
+                  "row_us": 368.310546, "allreduce_us": 0.0},
+    "h100-80gb": {"flops_eff": 0.714771, "attn_eff": 0.106157, "bw_eff": 1.0,
+                  "link_eff": 0.210504, "overhead_ms": 3.53125, "layer_us": 233.52295,
+                  "row_us": 290.429688, "allreduce_us": 0.0},
+}
+# GPUs with no measurements take the fit of the closest architecture
+FIT_OF = {"a100-80gb": "a100-80gb", "a100-40gb": "a100-80gb", "l40s-48gb": "a100-80gb",
+          "l4-24gb": "a100-80gb", "rtx-4090-24gb": "a100-80gb", "h100-80gb": "h100-80gb",
+          "h200-141gb": "h100-80gb", "b200-180gb": "h100-80gb"}
 
 
 def floor_sum(n, m, a, b):
@@ -86,12 +101,11 @@ def _ps(x):
 class Deployment:
     """A model on a GPU with tensor parallelism tp: the integer coefficients of its pass cost."""
 
-    def __init__(self, model, gpu, tp=1, dtype="bf16", kv_dtype=None, flops_eff=None,
-                 bw_eff=None, link_eff=None, overhead_ms=None, layer_us=None):
+    def __init__(self, model, gpu, tp=1, dtype="bf16", kv_dtype=None, **tuned):
+        """tuned: any of TUNABLE; None or absent = the GPU's fitted value (FITTED, FIT_OF)."""
         m, g = MODELS[model], GPUS[gpu]
-        p = {k: (v if v is not None else DEFAULTS[k]) for k, v in (
-            ("flops_eff", flops_eff), ("bw_eff", bw_eff), ("link_eff", link_eff),
-            ("overhead_ms", overhead_ms), ("layer_us", layer_us))}
+        base = FITTED[FIT_OF[gpu]]
+        p = {k: (tuned.get(k) if tuned.get(k) is not None else base[k]) for k in TUNABLE}
         self.model, self.gpu, self.tp, self.dtype = model, gpu, tp, dtype
         self.kv_dtype = kv_dtype or dtype
         self.params = p
@@ -113,7 +127,9 @@ class Deployment:
         # compute, per token / row / attention unit (sub-ticks)
         self.c_tok = _ps(Fraction(2 * L * (attn + k * expert)) / flops)
         self.c_row = _ps(Fraction(2 * lm_head) / flops)
-        self.c_att = _ps(Fraction(4 * L * m["heads"] * hd) / flops)
+        # attention kernels run at their own share of the peak (attn_eff)
+        self.c_att = _ps(Fraction(4 * L * m["heads"] * hd) / (
+            frac(tflops) * 10**12 * tp * frac(p["attn_eff"])))
         # memory, per GPU: the weights every pass reads (experts apart), KV per context token
         dense = L * (attn + (0 if e > 1 else expert)) + lm_head
         self.m_w = _ps(Fraction(dense * wb, tp) / bw)
@@ -125,7 +141,9 @@ class Deployment:
         # tensor-parallel all-reduce per token, and the fixed overheads (ticks)
         self.comm_tok = (_ps(Fraction(4 * L * (tp - 1) * h * ACT_BYTES, tp) / link)
                          if tp > 1 else 0)
-        self.K = round(frac(p["overhead_ms"]) * 10**6 + L * frac(p["layer_us"]) * 10**3)
+        self.K = round(frac(p["overhead_ms"]) * 10**6 + L * frac(p["layer_us"]) * 10**3
+                       + (2 * L * frac(p["allreduce_us"]) * 10**3 if tp > 1 else 0))
+        self.K_row = round(frac(p["row_us"]) * 10**3)
         self._experts_read = {}
 
     def experts_read(self, tokens):
@@ -148,7 +166,7 @@ class Deployment:
     def pass_ticks(self, tokens, rows, ctx, attention):
         """One pass's cost in integer ticks."""
         c, m, comm = self.lines(tokens, rows, ctx, attention)
-        return self.K + -(-(max(c, m) + comm) // SUB)
+        return self.K + self.K_row * rows + -(-(max(c, m) + comm) // SUB)
 
     def run_line(self, tokens, rows, ctx, attention, d_ctx, d_attention):
         """For a run of identical batches: (K, a, b, cross): pass i costs K + ceil((a + b i) /
@@ -160,7 +178,7 @@ class Deployment:
         else:
             a, b, o, ob = m, dm, c, dc
         cross = None if ob <= b else (a - o) // (ob - b) + 1
-        return self.K, a + comm, b, cross
+        return self.K + self.K_row * rows, a + comm, b, cross
 
     def describe(self):
         m, g = MODELS[self.model], GPUS[self.gpu]
@@ -170,8 +188,7 @@ class Deployment:
 def from_cost(cost):
     """A normalised server.cost of kind roofline -> its Deployment."""
     return Deployment(cost["model"], cost["gpu"], cost["tp"], cost["dtype"], cost["kv_dtype"],
-                      cost["flops_eff"], cost["bw_eff"], cost["link_eff"], cost["overhead_ms"],
-                      cost["layer_us"])
+                      **{k: cost[k] for k in TUNABLE})
 
 
 def kv_pool_tokens(cost, utilization):

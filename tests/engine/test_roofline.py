@@ -131,3 +131,15 @@ def test_longer_contexts_cost_more_and_batches_slow_decodes():
         return r["metrics"]["tpot"]["mean"]
     assert tpot(64, 8000, 1) > tpot(64, 100, 1)        # KV reads grow with the context
     assert tpot(64, 1000, 64) > tpot(64, 1000, 1)      # a bigger batch reads more KV per pass
+
+
+def test_validate_meets_its_targets_and_the_defaults_are_the_fit():
+    from py_engine import validate
+    r = validate.run()
+    assert set(r["gpus"]) == {"a100-80gb", "h100-80gb"} and "Splitwise" in r["source"]
+    for gpu, g in r["gpus"].items():
+        assert g["agrees"], gpu                    # roofline.FITTED is what the fit finds
+        assert g["decode_median"] <= 0.10 and g["prefill_median"] <= 0.15, gpu
+        assert g["test"] > 30 and any("bloom" in name for name in g["groups"])
+    text = validate.report(r)
+    assert "held-out" in text and "worst" in text
