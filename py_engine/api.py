@@ -101,9 +101,11 @@ def result_meta(run, n):
     sim, scenario, rec = run.sim, run.scenario, run.sim.rec
     m = _metrics.compute(sim, scenario)
     m.update(run.policy.extra_metrics())
+    from .traces import credit
     return {
         "scheduler": scenario["scheduler"],
         "scenario": public(scenario),
+        "credit": credit(scenario["workload"]),    # a production trace's attribution, or None
         "metrics": m,
         "truncated": {"requests": sim.n > n, "segments": rec.seg_truncated,
                       "passes_log": rec.log_truncated},

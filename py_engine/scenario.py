@@ -281,6 +281,10 @@ def normalize(raw):
     wl = out["workload"]
     if wl["items"] is not None:
         wl["requests"] = len(wl["items"])
+    elif wl["trace"]["name"] != "none":
+        from . import traces
+        traces.check(wl["trace"])
+        wl["requests"] = wl["trace"]["count"]
     sv = out["server"]
     cost = sv["cost"]
     if isinstance(cost, dict) and cost.get("kind") == "roofline":

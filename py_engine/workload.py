@@ -38,6 +38,8 @@ Shared prefixes (`workload.prefix`), after the draws above and using none of the
   prefix_len = prompt (so its answer continues the stream and the next turn finds it cached).
   Requests are then numbered in arrival order (stable).
 
+A production trace (workload.trace, traces.py) replaces the generator; explicit items win over both.
+
 Arrivals (in ticks; 1 tick = 1e-6 of the cost unit):
 - burst: everyone at 0.
 - gap(every): request i at round(i * (every * 1e6)) ticks.
@@ -116,6 +118,10 @@ def generate(workload):
     """Normalised workload dict -> Trace (arrive_ticks, prompt, out as Python int lists)."""
     if workload.get("items") is not None:
         return _from_items(workload["items"])
+    trace = workload.get("trace") or {"name": "none"}
+    if trace["name"] != "none":
+        from . import traces
+        return Trace(*traces.window(trace, workload["seed"]))
     n, skew = workload["requests"], workload["skew"]
     rng = random.Random(workload["seed"])
     rnd = rng.random

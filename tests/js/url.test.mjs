@@ -13,7 +13,7 @@ const ctx = makeContext(schema, presets);
 /** A valid value that is not the default (like tests/engine/test_schema.py sample()). */
 function sample(f) {
   if (f.type === 'choice') return f.choices.find((c) => c !== f.default);
-  if (f.type === 'cost') return f.choices.find((c) => c !== f.default && c !== f.object_choice);
+  if (f.type === 'cost') return f.choices.find((c) => c !== f.default && !f.object_choices.includes(c));
   if (f.type === 'bool') return !f.default;
   if (f.type === 'int') { const v = f.default == null ? 1000 : f.default + 1; return v <= f.max ? v : f.default - 1; }
   const v = Math.round(((f.default || 0) * 0.5 + (f.max - f.min) * 1e-4 + f.min) * 1e6) / 1e6;
@@ -24,8 +24,7 @@ test('every field round-trips through the URL', () => {
   for (const f of ctx.fields) {
     const values = defaults(ctx.fields);
     for (const [p, allowed] of Object.entries(f.when || {})) values[p] = allowed[0];
-    const parent = ctx.fields.find((g) => g.object_choice && f.path.startsWith(`${g.path}.`));
-    if (parent) values[parent.path] = parent.object_choice;
+    if (f.form) values[f.path.slice(0, f.path.lastIndexOf('.'))] = f.form;
     values[f.path] = sample(f);
     assert.ok(exists(f, values, ctx.fields), f.path);
     const view = { lanes: [], lecture: false, theme: null, embed: null, pass: null };

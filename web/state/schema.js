@@ -16,8 +16,16 @@ function holds(conditions, values) {
 /** Is the field part of the scenario for these values (its variant chosen, its object form on)? */
 export function exists(f, values, fields) {
   if (!holds(f.when, values)) return false;
-  const parent = fields.find((g) => g.path === parentOf(f.path));
-  return !(parent && parent.object_choice) || values[parent.path] === parent.object_choice;
+  return !f.form || values[parentOf(f.path)] === f.form;
+}
+
+/** The nested value a field in an object form writes: {kind?, its form's fields}; the first form
+ *  is written without "kind" (the engine's rule, py_engine/fields.py). */
+function objectValue(f, fields, values) {
+  const choice = values[f.path];
+  const obj = f.object_choices.indexOf(choice) > 0 ? { kind: choice } : {};
+  for (const c of fields) if (c.form === choice && parentOf(c.path) === f.path) obj[c.path.slice(f.path.length + 1)] = values[c.path];
+  return obj;
 }
 
 /** Worth a control now: it exists, it matters for these values and one of its schedulers is shown. */
@@ -50,6 +58,7 @@ export function parseField(f, text) {
     if (/^(0|false|no|off)$/i.test(raw)) return { value: false };
     return fail();
   }
+  if ((f.words || []).includes(raw.toLowerCase())) return { value: raw.toLowerCase() };
   if (f.nullable && (raw === '' || /^(null|none|unlimited|∞)$/i.test(raw))) return { value: null };
   // Digits only: "1,5" or "2_000" is refused rather than guessed (a decimal comma? a separator?).
   if (raw === '' || !NUMBER.test(raw)) return fail();
@@ -78,14 +87,11 @@ function getPath(obj, path) {
 export function scenarioFrom(fields, values) {
   const sc = {};
   for (const f of fields) {
-    const parent = fields.find((g) => g.path === parentOf(f.path));
-    if (parent && parent.object_choice) continue;                 // written with its parent
+    if (f.form) continue;                                          // written with its parent
     if (!exists(f, values, fields)) continue;
     const v = values[f.path];
-    if (f.object_choice && v === f.object_choice) {
-      const obj = {};
-      for (const c of fields) if (parentOf(c.path) === f.path) obj[c.path.slice(f.path.length + 1)] = values[c.path];
-      setPath(sc, f.path, obj);
+    if ((f.object_choices || []).includes(v)) {
+      setPath(sc, f.path, objectValue(f, fields, values));
     } else if (v !== undefined && v !== f.default) {
       setPath(sc, f.path, v);
     }
@@ -102,9 +108,9 @@ export function valuesFromScenario(fields, scenario) {
       const whole = getPath(scenario, parentOf(f.path));          // e.g. "arrival": "poisson"
       if (typeof whole === 'string') x = whole;
     }
-    if (f.object_choice && x && typeof x === 'object') {
-      v[f.path] = f.object_choice;
-      for (const c of fields) if (parentOf(c.path) === f.path && c.path.slice(f.path.length + 1) in x) v[c.path] = x[c.path.slice(f.path.length + 1)];
+    if ((f.object_choices || []).length && x && typeof x === 'object') {
+      v[f.path] = x.kind || f.object_choices[0];
+      for (const c of fields) if (c.form === v[f.path] && c.path.slice(f.path.length + 1) in x) v[c.path] = x[c.path.slice(f.path.length + 1)];
       continue;
     }
     if (x !== undefined && (x !== null || f.nullable)) v[f.path] = x;
