@@ -1,8 +1,9 @@
 """Command line: python -m py_engine run | compare | sweep | check | validate | bench | kv  [--json].
 
 Every scenario field is a flag (`--<flag>` from the field table, fields.py; see `run --help`);
-`--scenario` takes a JSON object or a path to a JSON file, `--trace` a JSONL or CSV file of
-{arrive, prompt, out}. Flags override the --scenario file. A bad input prints one line and exits 2.
+`--scenario` takes a JSON object or a path to a JSON file; `--trace` a production trace's name or
+a JSONL or CSV file of {arrive, prompt, out[, prefix_id, prefix_len, priority]}. Flags override
+the --scenario file. A bad input prints one line and exits 2.
 """
 
 import argparse
@@ -77,16 +78,18 @@ def scenario_from_args(args):
             raise ScenarioError("scenario", src[:40], "a JSON object or a JSON file",
                                 "scenario: cannot read %s (%s)" % (src[:40], e))
     from .api import set_field
+    trace = fields.BY_PATH["workload.trace.name"]
     for f in CLI_FIELDS:
         v = getattr(args, f.flag.replace("-", "_"), None)
+        if f is trace and v is not None and v not in trace.choices:
+            # --trace FILE: the user's own trace (JSONL or CSV), not a named one
+            set_field(sc, "workload.items", _read_trace(v))
+            continue
         if v is not None:
             v = _flag(v) if f.type == "bool" else _value(v)
             if f.type == "cost" and v in f.object_choices:
                 v = {"kind": v}       # an object form: its fields come as their own flags
             set_field(sc, f.path, v)  # replaces a non-object on the way (arrival: "burst")
-    if args.trace:
-        items = fields.BY_PATH["workload.items"]
-        set_field(sc, items.path, _read_trace(args.trace))
     return sc
 
 
@@ -111,7 +114,6 @@ def _parser():
     def scenario_cmd(name, help_):
         sp = sub.add_parser(name, help=help_)
         sp.add_argument("--scenario", help="JSON object or JSON file")
-        sp.add_argument("--trace", help="JSONL or CSV file of {arrive, prompt, out}")
         for f in CLI_FIELDS:
             sp.add_argument("--" + f.flag, *("--" + a.replace("_", "-") for a in f.aliases),
                             dest=f.flag.replace("-", "_"), metavar="V",
