@@ -194,7 +194,7 @@ def set_field(scenario, dotted, value):
 
 SWEEP_METRICS = ("passes", "makespan", "utilization", "throughput_tok_s", "ttft", "tpot", "itl",
                  "e2e", "goodput_rps", "slo_attainment", "meets_slo", "slo", "preemptions",
-                 "kv_peak_tokens", "prefix_hit_rate")
+                 "kv_peak_tokens", "prefix_hit_rate", "offered_rps", "served_rps", "backlog")
 
 
 def sweep_steps(scenario=None, param="skew", values=(0.0, 0.3, 0.6),
@@ -228,7 +228,14 @@ def sweep_steps(scenario=None, param="skew", values=(0.0, 0.3, 0.6),
         points.append(pt)
     # SLO sizing (py_engine/slo.py): best = largest value meeting it
     return _slo.annotate({"param": param, "path": path, "values": list(values), "points": points},
-                         schedulers, base["slo"])
+                         schedulers, base["slo"], _words(fields.BY_PATH[path]))
+
+
+def _words(field):
+    """A swept field's name in a sentence: vLLM's name when the label gives it ("Slots
+    (max_num_seqs)"), else the field's own (max_num_batched_tokens)."""
+    label = field.label
+    return label[label.index("(") + 1:label.rindex(")")] if "(" in label else field.leaf
 
 
 def sweep(scenario=None, param="skew", values=(0.0, 0.3, 0.6), schedulers=("static", "continuous")):

@@ -17,13 +17,18 @@ FIGURES = {
              "sweep": {"param": "workload.skew",
                        "values": [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
                        "schedulers": "base"}},
-    "slots": {"title": "Sizing max_num_seqs",
-              # the richest scheduler on screen (vllm when its lane is on)
+    "slots": {"title": "Sizing the server",
+              # the richest scheduler on screen (vllm when its lane is on); `params`: what the
+              # figure can sweep instead (the first is the default)
               "sweep": {"param": "server.slots", "values": [1, 2, 4, 8, 16, 32, 64, 128],
+                        "params": [{"param": "server.slots",
+                                    "values": [1, 2, 4, 8, 16, 32, 64, 128]},
+                                   {"param": "server.max_num_batched_tokens",
+                                    "values": [256, 512, 1024, 2048, 4096, 8192, 16384]}],
                         # the SLO rule itself: the share of requests meeting every limit,
                         # against slo.attainment; each point carries the limits that fail
                         "schedulers": "last", "metric": "slo_attainment",
-                        "metric_label": "requests within the SLO", "limit": "slo.attainment",
+                        "metric_label": "within the SLO", "limit": "slo.attainment",
                         "share": True}},
     "cost": {"title": "The prefill stall"},
     # budget: the scenario field the calculator's "use as budget" button sets

@@ -16,8 +16,12 @@ Names and definitions follow vLLM's benchmark (vllm/benchmarks/serve.py):
   goodput_rps = those requests per second of makespan; meets_slo = slo_attainment >=
   slo.attainment (one rule everywhere); slo.limits = each limit's own share, slo.failing = the
   limits whose share is below the target (["together"] when each alone is met but not all at once).
-- throughput_tok_s = output tokens per second of makespan. Under the unit cost one pass counts as
-  1 ms for these per-second rates. makespan = time the last request's slot is freed, from t = 0.
+- throughput_tok_s = output tokens per second of makespan; offered_rps = requests per second of
+  the arrivals' span (null for a burst), served_rps = requests per second of makespan; backlog =
+  requests still waiting for a slot when the last one arrives (a queue that only grows: the load
+  exceeds the deployment). Under the unit cost
+  one pass counts as 1 ms for these per-second rates. makespan = time the last request's slot is
+  freed, from t = 0.
 """
 
 import math
@@ -106,19 +110,32 @@ def _weighted_pcts(weights, lines=()):
     return out
 
 
-def slo_verdict(counts, n, slo):
-    """counts: {limit: requests meeting it alone, "all": meeting every one} -> the slo block."""
+def slo_verdict(counts, n, slo, p95):
+    """counts: {limit: requests meeting it alone, "all": meeting every one}; p95: {limit: the p95
+    of its metric} -> the slo block, with `why` in words when it is not met."""
     target = Fraction(repr(slo["attainment"]))
     limits = {k: (None if counts[k] is None else counts[k] / n) for k in LIMITS}
     meets = counts["all"] >= target * n
     failing = [k for k in LIMITS if counts[k] is not None and counts[k] < target * n]
     if not meets and not failing:
         failing = ["together"]
+    why = None
+    if failing == ["together"]:
+        why = "only %.0f%% of requests meet every limit at once" % (100 * counts["all"] / n)
+    elif failing:
+        k = failing[0]
+        why = "%s is %s ms > %s ms (%.0f%% of requests within; %.0f%% needed)" % (
+            P95_WORDS[k], _ms(p95[k]), _ms(slo[k]), 100 * limits[k], 100 * slo["attainment"])
     return {"attainment": counts["all"] / n, "target": slo["attainment"], "meets": meets,
-            "limits": limits, "failing": failing}
+            "limits": limits, "failing": failing, "why": why}
 
 
 LIMITS = ("ttft_ms", "tpot_ms", "e2el_ms")
+P95_WORDS = {"ttft_ms": "p95 TTFT", "tpot_ms": "p95 TPOT", "e2el_ms": "p95 E2E latency"}
+
+
+def _ms(x):
+    return "%.1f" % x if x < 100 else "{:,.0f}".format(x)
 
 
 def compute(sim, scenario):
@@ -145,11 +162,14 @@ def compute(sim, scenario):
         ok_p += b
         ok_e += c
         good += a and b and c
+    tt, tp, te = _pcts(ttft), _pcts(tpot), _pcts(e2e)
     verdict = slo_verdict({"ttft_ms": None if lt is None else ok_t,
                            "tpot_ms": None if lp is None else ok_p,
-                           "e2el_ms": None if le is None else ok_e, "all": good}, n, slo)
+                           "e2el_ms": None if le is None else ok_e, "all": good}, n, slo,
+                          {"ttft_ms": tt["p95"], "tpot_ms": tp["p95"], "e2el_ms": te["p95"]})
     seconds = makespan / TICKS / 1000.0
     output_tokens = sum(out)
+    span = max(arrive) / TICKS / 1000.0          # arrivals' span (0: a burst)
     return {
         "passes": passes,
         "makespan": makespan / TICKS,
@@ -160,11 +180,14 @@ def compute(sim, scenario):
                        "idle": t_idle, "total": total},
         "output_tokens": output_tokens,
         "throughput_tok_s": output_tokens / seconds,
-        "ttft": _pcts(ttft),
-        "tpot": _pcts(tpot),
+        "ttft": tt,
+        "tpot": tp,
         "itl": _weighted_pcts(sim.rec.gap_weights, sim.rec.gap_lines),
-        "e2e": _pcts(e2e),
+        "e2e": te,
         "goodput_rps": good / seconds,
+        "offered_rps": n / span if span > 0 else None,
+        "served_rps": n / seconds,
+        "backlog": sum(1 for t in sim.admit_tick if t > max(arrive)) if span > 0 else 0,
         "slo_attainment": good / n,
         "meets_slo": verdict["meets"],
         "slo": verdict,

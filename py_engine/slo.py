@@ -23,12 +23,48 @@ def best_value(points, scheduler):
     return max(ok) if ok else None
 
 
-def annotate(result, schedulers, slo):
-    """Add "slo", "best" (largest value meeting it) and "lowest" (smallest value meeting it),
-    each {scheduler: value or None}, to a sweep result whose points carry meets_slo."""
+def annotate(result, schedulers, slo, label=None):
+    """Add "slo", "best" (largest value meeting it), "lowest" (smallest value meeting it) and
+    "recommendation" (recommend()), each {scheduler: ...}, to a sweep result whose points carry
+    meets_slo. label: the swept parameter's name in words."""
     result["slo"] = dict(slo)
     result["best"] = {name: best_value(result["points"], name) for name in schedulers}
     result["lowest"] = {name: min((pt["value"] for pt in result["points"]
                                    if pt[name]["meets_slo"]), default=None)
                         for name in schedulers}
+    result["recommendation"] = {name: recommend(result, name, label or result["param"])
+                                for name in schedulers}
     return result
+
+
+OVERLOAD = 0.1      # a backlog of this share of the requests when the last one arrives
+
+
+def recommend(result, name, label):
+    """{"value", "text", "overloaded", "load"}: the setting to use and why, in words ("set
+    max_num_seqs to 32: at 64, p95 TPOT is 85.5 ms > 80 ms ..."), whether the load exceeds the
+    deployment at every setting tried (a backlog when the last request arrives), and then how
+    much arrives and how much is served at most."""
+    pts = sorted(result["points"], key=lambda pt: pt["value"])
+    n = [pt[name]["served_rps"] * pt[name]["makespan"] / 1000 for pt in pts]   # requests
+    over = all(pt[name].get("offered_rps") and pt[name]["backlog"] > OVERLOAD * k
+               for pt, k in zip(pts, n))
+    load = None
+    if over:
+        load = "the load exceeds the deployment: %.2f req/s arrive, at most %.2f are served" % (
+            pts[0][name]["offered_rps"], max(pt[name]["served_rps"] for pt in pts))
+    best = result["best"][name]
+    if best is None:
+        text = "no %s tried meets the SLO: at %s, %s" % (label, pts[-1]["value"],
+                                                         pts[-1][name]["slo"]["why"])
+    else:
+        above = [pt for pt in pts if pt["value"] > best]
+        if above:
+            text = "set %s to %s: at %s, %s" % (label, best, above[0]["value"],
+                                                  above[0][name]["slo"]["why"])
+        else:
+            low = result["lowest"][name]
+            text = "set %s to %s, the largest tried, which meets the SLO" % (label, best)
+            if low != best and all(pt[name]["meets_slo"] for pt in pts if pt["value"] >= low):
+                text += " (so does every setting from %s up)" % low
+    return {"value": best, "text": text, "overloaded": over, "load": load}

@@ -59,7 +59,7 @@ async function boot() {
   player = createPlayer({ passMax: lanes.passMax, onFrame: redrawSoon, onSettle: writeURL,
     results: () => lanesNow().filter((s) => app.cmp?.[s]).map((s) => [s, app.cmp[s]]) });
   player.reset(v.pass);
-  side = createSideWork({ source, schema, fields: ctx.fields, root, state: sideState, onUseKV });
+  side = createSideWork({ source, schema, fields: ctx.fields, root, state: sideState, onUseKV, onApply: onValue });
   wireUI();
 
   await recompute();

@@ -132,3 +132,19 @@ def test_protocol_sweep_point_by_point_gives_the_same_verdicts():
         assert one["points"][0]["vllm"]["meets_slo"] == pt["vllm"]["meets_slo"]
         assert one["best"]["vllm"] == (pt["value"] if pt["vllm"]["meets_slo"] else None)
         json.dumps(r, allow_nan=False)
+
+
+def test_the_recommendation_in_words():
+    r = py_engine.sweep(CHAT, "slots", SLOTS, ["vllm"])
+    rec = r["recommendation"]["vllm"]
+    assert rec["value"] == 32 and not rec["overloaded"]
+    p95 = r["points"][3]["vllm"]["tpot"]["p95"]
+    assert rec["text"].startswith("set max_num_seqs to 32: at 64, p95 TPOT is %.1f ms > 54.0 ms"
+                                  % p95)
+    # ten times the load: nothing meets the SLO and the queue only grows
+    heavy = {**CHAT, "workload": {**CHAT["workload"], "arrival": {"kind": "poisson",
+                                                                   "rate": 30.0}}}
+    rec = py_engine.sweep(heavy, "slots", [8, 16, 32], ["vllm"])["recommendation"]["vllm"]
+    assert rec["value"] is None and rec["overloaded"]
+    assert rec["text"].startswith("no max_num_seqs tried meets the SLO: at 32, p95 TTFT is")
+    assert "exceeds the deployment" in rec["load"]

@@ -33,6 +33,12 @@ export function sweepSchedulers(def, lanes, schedulers) {
   return schedulers.filter((s) => s.base).map((s) => s.name);
 }
 
+/** A sweep figure's declaration with the parameter the reader chose (fig.sweep.params). */
+export function sweepOf(fig, param) {
+  const alt = (fig.sweep.params || []).find((p) => p.param === param);
+  return alt ? { ...fig.sweep, ...alt } : fig.sweep;
+}
+
 /** One request per point (the page sweeps point by point, so a sweep is cancellable). */
 function sweepRequests(def, scenario, lanes, schedulers) {
   const scheds = sweepSchedulers(def, lanes, schedulers);
@@ -60,7 +66,7 @@ export function pageRequests(ctx, state) {
   const wants = (fig) => !only || only === fig;
   const out = { main: compareRequest(scenario, lanes), sweeps: {}, stall: null, kv: [] };
   for (const [name, fig] of Object.entries(schema.figures)) {
-    if (fig.sweep && wants(name)) out.sweeps[name] = sweepRequests(fig.sweep, scenario, lanes, schema.schedulers);
+    if (fig.sweep && wants(name)) out.sweeps[name] = sweepRequests(sweepOf(fig, state.sizing?.[name]), scenario, lanes, schema.schedulers);
   }
   if (wants('cost')) out.stall = stallRequest(scenario);
   if (wants('kv')) out.kv = [KV_PRESETS, kvRequest(null)];

@@ -3,17 +3,17 @@
 // (latest wins), and a sweep can be cancelled between its points.
 
 import { latest } from '../engine/latest.js';
-import { KV_PRESETS, CHECK, kvRequest, pageRequests, sweepSchedulers } from '../engine/requests.js';
-import { speedupPoint, sizingPoint, drawSpeedup, drawSizing, sloRule } from './sweeps.js';
+import { KV_PRESETS, CHECK, kvRequest, pageRequests, sweepSchedulers, sweepOf } from '../engine/requests.js';
+import { speedupPoint, sizingPoint, drawSpeedup, drawSizing, sloRule, drawLatency, recommend, renderAdvice, fieldWords } from './sweeps.js';
 import { renderStall, buildKV, renderKV, renderCheck } from './panels.js';
-import { $ } from './dom.js';
+import { $, el } from './dom.js';
 
 const SETTLE_MS = 400;   // live engine: wait for a pause in the changes before sweeping
 const WAIT_ENGINE_MS = 1500;   // at start, the side figures wait this long at most for the engine
 
 /**
  * ctx: {source, schema, fields, root, state: () => ({values, view, lanes, cmp}),
- *       onUseKV(tokens)}. Returns {start(), cancel(), redraw(), runCheck()}.
+ *       onUseKV(tokens), onApply(path, value)}. Returns {start(), cancel(), redraw(), runCheck()}.
  */
 export function createSideWork(ctx) {
   const { source, schema, fields, root } = ctx;
@@ -27,6 +27,15 @@ export function createSideWork(ctx) {
   let checking = false;
   let checkedOnce = false;
   let kvForm = null;
+  const sizing = {};          // figure -> the parameter the reader chose to sweep (fig.sweep.params)
+  const defOf = (name) => sweepOf(schema.figures[name], sizing[name]);
+  const state = () => ({ ...ctx.state(), sizing });
+  for (const [name, fig] of figures) {
+    const pick = $(`${name}-param`);
+    if (!pick || !fig.sweep.params) continue;
+    for (const p of fig.sweep.params) pick.append(el('option', { value: p.param, text: fieldWords(field(p.param)) }));
+    pick.addEventListener('change', () => { sizing[name] = pick.value; start(); });
+  }
 
   function sweepUI(name, state) {
     const prog = $(`${name}-progress`), status = $(`${name}-status`), cancel = $(`${name}-cancel`);
@@ -37,23 +46,36 @@ export function createSideWork(ctx) {
   }
 
   function draw(name) {
-    const def = schema.figures[name].sweep;
+    const def = defOf(name);
     const st = ctx.state();
     const canvas = $(`chart-${name}`);
     const pts = points[name];
     if (!def.limit) { drawSpeedup(canvas, def, field(def.param), pts, st.values[def.param]); return; }
     const sched = sweepSchedulers(def, st.lanes, schema.schedulers)[0];
     $(`${name}-sched`).textContent = schema.schedulers.find((s) => s.name === sched)?.label || sched;
+    const unit = st.cmp?.[st.lanes[0]]?.unit || 'ms';
     const rule = $(`${name}-rule`);
-    if (rule) rule.textContent = sloRule(ctx.fields, st.values, st.cmp?.[st.lanes[0]]?.unit || 'ms');
+    if (rule) rule.textContent = sloRule(ctx.fields, st.values, unit);
+    const pick = $(`${name}-param`);
+    if (pick) pick.value = def.param;
+    const f = field(def.param), current = st.values[def.param];
     drawSizing(canvas, def, {
-      field: field(def.param), limitField: field(def.limit), limit: st.values[def.limit],
-      current: st.values[def.param], unit: st.cmp?.[st.lanes[0]]?.unit || 'ms', metricLabel: def.metric_label,
+      field: f, limitField: field(def.limit), limit: st.values[def.limit],
+      current, unit, metricLabel: def.metric_label,
     }, pts);
+    const lat = $(`chart-${name}-latency`);
+    if (lat) drawLatency(lat, def, { field: f, current, values: st.values }, pts);
+    const box = $(`${name}-advice`);
+    if (box) {
+      const done = pts.length === def.values.length;
+      const label = fieldWords(f);
+      const requests = st.cmp?.[sched]?.requests?.$table ?? st.cmp?.[st.lanes[0]]?.requests?.$table ?? 0;
+      renderAdvice(box, { rec: done ? recommend(pts, label, requests) : null, label, path: def.param, current, pts, unit, onApply: ctx.onApply });
+    }
   }
 
   async function sweep(token, name, reqs) {
-    const def = schema.figures[name].sweep;
+    const def = defOf(name);
     const sched = sweepSchedulers(def, ctx.state().lanes, schema.schedulers)[0];
     const got = [];
     points[name] = [];          // the old points belong to other values: clear them first
@@ -95,7 +117,7 @@ export function createSideWork(ctx) {
     clearTimeout(timer);
     root.dataset.sweeping = '1';
     timer = setTimeout(async () => {
-      const reqs = pageRequests({ schema, fields }, ctx.state());
+      const reqs = pageRequests({ schema, fields }, state());
       if (reqs.stall) await stall(token, reqs.stall);
       for (const [name, pts] of Object.entries(reqs.sweeps)) await sweep(token, name, pts);
       if (token.stale) return;

@@ -6,6 +6,7 @@
 import { lineChart } from '../draw/charts.js';
 import { theme } from '../draw/canvas-kit.js';
 import { fmtTime } from '../draw/format.js';
+import { el } from './dom.js';
 
 const getPath = (obj, path) => path.split('.').reduce((o, k) => (o == null ? undefined : o[k]), obj);
 
@@ -15,11 +16,67 @@ export function speedupPoint(res) {
   return [p?.speedup?.time ?? null, p?.speedup?.passes ?? null];
 }
 
-/** [throughput tok/s, the judged metric, meets the SLO, the failing limits] of one point. */
+/** [throughput tok/s, the judged metric, meets the SLO, the failing limits, the point's metrics]. */
 export function sizingPoint(res, sched, def) {
   const m = res?.points?.[0]?.[sched];
   return [m?.throughput_tok_s ?? null, m ? getPath(m, def.metric) ?? null : null, m?.meets_slo ?? null,
-    m?.slo?.failing ?? []];
+    m?.slo?.failing ?? [], m ?? null];
+}
+
+/** A swept field's name in a sentence, as the engine words it (py_engine/api.py _words). */
+export function fieldWords(field) {
+  const l = field.label;
+  return l.includes('(') ? l.slice(l.indexOf('(') + 1, l.lastIndexOf(')')) : field.path.split('.').pop();
+}
+
+/**
+ * The setting to use and why, in the engine's words (py_engine/slo.py recommend(); each point's
+ * reason is the engine's own slo.why): {value, text, overloaded, load}.
+ * pts: [[x, throughput, metric, meets, failing, metrics], ...]; requests: the run's size.
+ */
+export function recommend(pts, label, requests) {
+  const sorted = pts.filter((p) => p[5]).sort((a, b) => a[0] - b[0]);
+  if (!sorted.length) return null;
+  const best = largestMeeting(sorted);
+  const over = sorted.every((p) => p[5].offered_rps && p[5].backlog > 0.1 * requests);
+  const load = over ? `the load exceeds the deployment: ${sorted[0][5].offered_rps.toFixed(2)} req/s arrive, at most ${Math.max(...sorted.map((p) => p[5].served_rps)).toFixed(2)} are served` : null;
+  let text;
+  if (best == null) {
+    const last = sorted[sorted.length - 1];
+    text = `no ${label} tried meets the SLO: at ${last[0]}, ${last[5].slo.why}`;
+  } else {
+    const above = sorted.filter((p) => p[0] > best);
+    if (above.length) text = `set ${label} to ${best}: at ${above[0][0]}, ${above[0][5].slo.why}`;
+    else {
+      const low = Math.min(...sorted.filter((p) => p[3]).map((p) => p[0]));
+      text = `set ${label} to ${best}, the largest tried, which meets the SLO`;
+      if (low !== best && sorted.every((p) => p[0] < low || p[3])) text += ` (so does every setting from ${low} up)`;
+    }
+  }
+  return { value: best, text, overloaded: over, load };
+}
+
+const LATENCY = [['ttft', 'slo.ttft_ms', 'p95 TTFT'], ['tpot', 'slo.tpot_ms', 'p95 TPOT'], ['itl', 'slo.tpot_ms', 'p95 ITL']];
+
+/** Each p95 latency as a share of its limit (ITL against the TPOT limit), with the 100% line. */
+export function drawLatency(canvas, def, { field, current, values }, pts) {
+  const t = theme();
+  const hi = def.values[def.values.length - 1];
+  const colors = [t.alt, t.accent, t.muted];
+  const series = LATENCY.filter(([, lim]) => values[lim] != null && values[lim] > 0).map(([key, lim, name], i) => ({
+    name: key === 'itl' ? `${name} (vs TPOT limit)` : name, color: colors[i], dash: key === 'itl' ? [4, 3] : null,
+    points: pts.filter((p) => p[5]).map((p) => [p[0], p[5][key].p95 == null ? null : p[5][key].p95 / values[lim]]),
+    highlight: current,
+  }));
+  const top = Math.max(2, ...series.flatMap((s) => s.points.map((p) => p[1] ?? 0)));
+  lineChart(canvas, {
+    height: 200,
+    x: { label: field.label, min: def.values[0], max: hi, log2: true, ticks: def.values, fmt: String },
+    y: { label: 'p95 / its limit', min: 0, max: Math.min(top, 4), fmt: (v) => `${Math.round(v * 100)}%` },
+    series,
+    hlines: [{ y: 1, label: 'at the limit', color: t.bad, align: 'left' }],
+    pending: def.values.filter((x) => !pts.some((p) => p[0] === x)),
+  });
 }
 
 const LIMIT_WORDS = { ttft_ms: 'TTFT', tpot_ms: 'TPOT', e2el_ms: 'E2E', together: 'together' };
@@ -98,4 +155,45 @@ export function drawSizing(canvas, def, { field, limitField, limit, current, uni
     : `Throughput and ${metricLabel} versus ${field.label}; no setting meets the SLO`);
   canvas.dataset.best = best == null ? '' : String(best);
   return best;
+}
+
+/**
+ * The sizing advice under the charts: the recommendation in words, a button that applies it, the
+ * current setting's verdict, a warning when the load exceeds the deployment, and the table of
+ * every point (data-sizing="<x>.<metric>" hooks).
+ */
+export function renderAdvice(box, { rec, label, path, current, pts, unit, onApply }) {
+  const make = el;
+  box.replaceChildren();
+  if (!rec) return;
+  box.append(make('p', { class: 'advice-text', 'data-advice': rec.value == null ? '' : String(rec.value), text: `${rec.text}.` }));
+  const cur = pts.find((p) => p[0] === current);
+  if (rec.value != null && rec.value !== current) {
+    const btn = make('button', { type: 'button', id: 'slots-apply', text: `Apply: ${label} = ${rec.value}` });
+    btn.addEventListener('click', () => onApply(path, rec.value));
+    box.append(btn);
+  } else if (rec.value != null) {
+    box.append(make('p', { class: 'muted', text: `The current setting (${label} = ${current}) is the recommended one.` }));
+  }
+  if (cur?.[5] && rec.value !== current) {
+    box.append(make('p', { class: cur[3] ? 'muted' : 'bad', text: `Current: ${label} = ${current}, ${cur[3] ? 'meets the SLO' : `fails it: ${cur[5].slo.why}`}.` }));
+  } else if (current != null && !cur && rec.value !== current) {
+    box.append(make('p', { class: 'muted', text: `Current: ${label} = ${current} (not one of the points swept).` }));
+  }
+  if (rec.load) box.append(make('p', { class: 'bad', 'data-overloaded': '1', text: `Careful: ${rec.load}; more ${label} will not fix that — a bigger deployment or less traffic will.` }));
+  const head = ['', 'tok/s', 'goodput/s', 'within SLO', 'p95 TTFT', 'p95 TPOT', 'p95 ITL'];
+  const rows = pts.filter((p) => p[5]).sort((a, b) => a[0] - b[0]).map((p) => {
+    const m = p[5];
+    const cell = (key, v, text) => make('td', { 'data-sizing': `${p[0]}.${key}`, 'data-value': v == null ? '' : String(v), text });
+    return make('tr', { class: [p[3] ? 'ok' : 'fail', p[0] === current ? 'current' : ''].join(' ').trim() },
+      make('th', { text: `${p[0]}${p[0] === current ? ' (current)' : ''}` }),
+      cell('throughput_tok_s', m.throughput_tok_s, Math.round(m.throughput_tok_s).toLocaleString('en-US')),
+      cell('goodput_rps', m.goodput_rps, m.goodput_rps.toFixed(3)),
+      cell('slo_attainment', m.slo_attainment, `${Math.round(100 * m.slo_attainment)}%`),
+      cell('ttft.p95', m.ttft.p95, fmtTime(m.ttft.p95, unit)),
+      cell('tpot.p95', m.tpot.p95, m.tpot.p95 == null ? '–' : fmtTime(m.tpot.p95, unit)),
+      cell('itl.p95', m.itl.p95, m.itl.p95 == null ? '–' : fmtTime(m.itl.p95, unit)));
+  });
+  box.append(make('table', { class: 'sizing-table' }, make('thead', {}, make('tr', {}, ...head.map((h) => make('th', { text: h })))),
+    make('tbody', {}, ...rows)));
 }
