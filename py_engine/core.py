@@ -259,7 +259,7 @@ class Sim(Phases):
             att += n * kv + n * (n + 1) // 2
             d_ctx += n
             d_att += n * n
-        return deployment.run_line(tokens, rows, ctx, att, d_ctx, d_att)
+        return deployment.run_line(tokens, rows, ctx, att, d_ctx, d_att, self.ptoks)
 
     # ------------------------------------------------------------ the loop
     def run(self, policy, until=None):

@@ -40,7 +40,8 @@ def prefill_steps(prompt, chunk):
 
 def coefficients(cost):
     """A normalised server.cost (a name or a custom object) -> {fixed_ms, per_row_ms,
-    per_prefill_token_ms} (a roofline cost has none: roofline.py)."""
+    per_prefill_token_ms} (a roofline cost has none: roofline.py; a custom cost's context term
+    is roofline.ContextCost's)."""
     return NAMED[cost] if isinstance(cost, str) else cost
 
 

@@ -164,7 +164,8 @@ FIELDS = [
           slider=(16, 4096, 16), hint="Prompt tokens a sequence prefills per pass."),
     Field("server.cost", "cost", "article",
           "Pass cost model: article (22.0 + 0.35*rows + 0.06*prefill_tokens ms), unit (1 per pass), "
-          "custom {fixed_ms, per_row_ms, per_prefill_token_ms}, or roofline {kind: roofline, model, "
+          "custom {fixed_ms, per_row_ms, per_prefill_token_ms, per_context_token_ms} (what a "
+          "calibration fits), or roofline {kind: roofline, model, "
           "gpu, tp, ...}: a pass's time from the model's FLOPs and bytes on the GPU (roofline.py).",
           choices=["article", "unit", "custom", "roofline"],
           object_choices=["custom", "roofline"], unit="ms", label="Cost model",
@@ -176,6 +177,10 @@ FIELDS = [
     Field("server.cost.per_prefill_token_ms", "float", 0.06,
           "Custom cost: per prefill token processed in the pass.",
           min=0.0, max=10.0, unit="ms", label="Per prefill token", form="custom"),
+    Field("server.cost.per_context_token_ms", "float", 0.0,
+          "Custom cost: per token of context every row of the pass reads from its KV cache (a "
+          "calibration fits it; 0 = passes of a run cost the same).",
+          min=0.0, max=1.0, unit="ms", label="Per context token", form="custom"),
     Field("server.cost.model", "choice", "llama-3.1-8b",
           "Roofline: the model (shapes from its config.json; deployments.py cites each).",
           choices="models", label="Model", form="roofline"),

@@ -32,7 +32,9 @@ FIGURES = {
                         "share": True}},
     "cost": {"title": "The prefill stall"},
     # budget: the scenario field the calculator's "use as budget" button sets
-    "kv": {"title": "KV-cache calculator", "budget": "server.kv_tokens"},
+    # cost: the field the deployment panel's "run on this deployment" sets to a roofline
+    "kv": {"title": "Deployment: KV cache and pass times", "budget": "server.kv_tokens",
+           "cost": "server.cost"},
     "check": {"title": "Self-check"},
 }
 

@@ -49,9 +49,26 @@ def _now(fn):
 
 
 def _kv(params):
-    from . import kv
-    return kv.kv_from_params(params)
+    """The KV calculator; for a preset model on a preset GPU also what its passes cost under the
+    roofline (the deployment panel)."""
+    from . import kv, roofline
+    r = kv.kv_from_params(params)
+    if r.get("model") and r.get("gpu") and r.get("fits"):
+        try:
+            r["roofline"] = roofline.examples(r["model"], r["gpu"], r["gpus"], r["dtype"],
+                                              r["kv_dtype"])
+        except ScenarioError as e:          # e.g. fp8 on a GPU without it: no pass times
+            r["roofline"] = {"error": e.message}
+    return r
 
+
+def _calibrate(params):
+    from . import calibrate
+    return calibrate.fit(params.get("csv"))
+
+
+# Methods that need a Pyodide package beyond the engine (the page's worker loads it first).
+PACKAGES = {"calibrate": ["numpy"]}
 
 # method -> steps(params, slice_s, fmt): a generator returning the method's result
 METHODS = {
@@ -67,10 +84,11 @@ METHODS = {
     "schema": _now(lambda p: schema()),
     "presets": _now(lambda p: presets()),
     "kv": _now(_kv),
+    "calibrate": _now(_calibrate),
 }
 PARAMS = {"simulate": {"scenario"}, "compare": {"scenario", "schedulers"},
           "sweep": {"scenario", "param", "values", "schedulers"}, "check": {"quick"},
-          "stall": {"scenario"}, "schema": set(), "presets": set()}
+          "stall": {"scenario"}, "schema": set(), "presets": set(), "calibrate": {"csv"}}
 
 
 def _clean(x):

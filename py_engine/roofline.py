@@ -163,12 +163,12 @@ class Deployment:
             m += self.experts_read(tokens)
         return c, m, self.comm_tok * tokens
 
-    def pass_ticks(self, tokens, rows, ctx, attention):
+    def pass_ticks(self, tokens, rows, ctx, attention, prefill_tokens=0):
         """One pass's cost in integer ticks."""
         c, m, comm = self.lines(tokens, rows, ctx, attention)
         return self.K + self.K_row * rows + -(-(max(c, m) + comm) // SUB)
 
-    def run_line(self, tokens, rows, ctx, attention, d_ctx, d_attention):
+    def run_line(self, tokens, rows, ctx, attention, d_ctx, d_attention, prefill_tokens=0):
         """For a run of identical batches: (K, a, b, cross): pass i costs K + ceil((a + b i) /
         SUB) for i < cross (None: for every i), where one roofline line stays on top."""
         c, m, comm = self.lines(tokens, rows, ctx, attention)
@@ -185,6 +185,34 @@ class Deployment:
         return "%s on %d x %s (%s)" % (m["label"], self.tp, g["label"], self.dtype)
 
 
+class ContextCost:
+    """The custom cost with a context term (what a calibration fits, calibrate.py): a pass costs
+    fixed + per_row x rows + per_prefill_token x prefill tokens + per_context_token x context
+    tokens, the last in sub-ticks; within a run the context grows by sum n_r per pass, so pass i
+    costs K + ceil((a + b i) / SUB), like the roofline."""
+
+    def __init__(self, fixed, per_row, per_token, per_context_sub):
+        self.fixed, self.per_row, self.per_token = fixed, per_row, per_token
+        self.per_context = per_context_sub
+
+    def pass_ticks(self, tokens, rows, ctx, attention, prefill_tokens=0):
+        return (self.fixed + self.per_row * rows + self.per_token * prefill_tokens
+                + -(-self.per_context * ctx // SUB))
+
+    def run_line(self, tokens, rows, ctx, attention, d_ctx, d_attention, prefill_tokens=0):
+        K = self.fixed + self.per_row * rows + self.per_token * prefill_tokens
+        return K, self.per_context * ctx, self.per_context * d_ctx, None
+
+
+def context_cost(cost, ticks):
+    """A normalised custom cost with a context term -> its ContextCost (None without one)."""
+    per_ctx = cost.get("per_context_token_ms", 0.0)
+    if not per_ctx:
+        return None
+    return ContextCost(ticks["fixed"], ticks["per_row"], ticks["per_prefill_token"],
+                       round(Fraction(repr(float(per_ctx))) * 10**9))
+
+
 def from_cost(cost):
     """A normalised server.cost of kind roofline -> its Deployment."""
     return Deployment(cost["model"], cost["gpu"], cost["tp"], cost["dtype"], cost["kv_dtype"],
@@ -197,3 +225,20 @@ def kv_pool_tokens(cost, utilization):
                        kv_dtype=cost["kv_dtype"], gpus=cost["tp"],
                        gpu_mem_utilization=utilization)
     return r
+
+
+LEAVES_OUT = ("kernel-level effects (tile quantization, attention kernels' own curves), CUDA "
+              "graphs vs eager launch, CPU-side scheduling beyond the fitted overheads, sampling, "
+              "speculative decoding, pipeline parallelism, overlap of communication with "
+              "compute, and power or clock throttling")
+
+
+def examples(model, gpu, tp=1, dtype="bf16", kv_dtype=None, context=2048):
+    """What a deployment's passes cost, for the deployment panel: a decode pass of 1 and of 32
+    requests at `context` tokens each, and the prefill of one `context`-token prompt (ms)."""
+    d = Deployment(model, gpu, tp, dtype, kv_dtype)
+    decode = lambda b: d.pass_ticks(b, b, b * (context - 1), b * context) / 1e6  # noqa: E731
+    return {"deployment": d.describe(), "context": context,
+            "decode_1_ms": decode(1), "decode_32_ms": decode(32),
+            "prefill_ms": d.pass_ticks(context, 1, 0, context * (context + 1) // 2) / 1e6,
+            "fit": FIT_OF[gpu], "leaves_out": LEAVES_OUT}

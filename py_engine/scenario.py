@@ -293,6 +293,11 @@ def normalize(raw):
         out["_ticks"] = {"fixed": 0, "per_row": 0, "per_prefill_token": 0}
     else:
         out["_ticks"] = ticks_of(coefficients(cost))
+        if isinstance(cost, dict):
+            from . import roofline
+            line = roofline.context_cost(cost, out["_ticks"])
+            if line is not None:
+                out["_deployment"] = line
     if sv["kv_tokens"] == "auto":
         out["_kv_pool"] = _auto_pool(sv)
     return out

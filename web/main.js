@@ -59,7 +59,7 @@ async function boot() {
   player = createPlayer({ passMax: lanes.passMax, onFrame: redrawSoon, onSettle: writeURL,
     results: () => lanesNow().filter((s) => app.cmp?.[s]).map((s) => [s, app.cmp[s]]) });
   player.reset(v.pass);
-  side = createSideWork({ source, schema, fields: ctx.fields, root, state: sideState, onUseKV, onApply: onValue });
+  side = createSideWork({ source, schema, fields: ctx.fields, root, state: sideState, onUseKV, onApply: onValue, onDeploy, onCalibrated });
   wireUI();
 
   await recompute();
@@ -117,6 +117,27 @@ function onUseKV(tokens) {
   const owner = ctx.fields.find((f) => f.path === path);
   const ls = view.get().lanes;
   view.set({ lanes: [...ls, ...(owner?.applies_to || []).filter((s) => !ls.includes(s) && ctx.optional.includes(s))] });
+  changed();
+}
+
+/** The deployment panel's "run on this deployment": the roofline cost for it, its KV pool
+ *  (kv_tokens auto) and the vllm lane (the only scheduler with a KV pool). */
+function onDeploy(d) {
+  const cost = ctx.schema.figures.kv.cost;
+  app.values[cost] = 'roofline';
+  for (const [k, v] of Object.entries(d)) if (`${cost}.${k}` in app.values) app.values[`${cost}.${k}`] = v;
+  app.values[ctx.schema.figures.kv.budget] = 'auto';
+  const ls = view.get().lanes;
+  const kvLanes = ctx.fields.find((f) => f.path === ctx.schema.figures.kv.budget)?.applies_to || [];
+  view.set({ lanes: [...ls, ...kvLanes.filter((s) => !ls.includes(s) && ctx.optional.includes(s))] });
+  changed();
+}
+
+/** The calibration's "use the fitted cost model": the custom cost with the fitted terms. */
+function onCalibrated(c) {
+  const cost = ctx.schema.figures.kv.cost;
+  app.values[cost] = 'custom';
+  for (const [k, v] of Object.entries(c)) if (`${cost}.${k}` in app.values) app.values[`${cost}.${k}`] = v;
   changed();
 }
 

@@ -143,3 +143,33 @@ def test_validate_meets_its_targets_and_the_defaults_are_the_fit():
         assert g["test"] > 30 and any("bloom" in name for name in g["groups"])
     text = validate.report(r)
     assert "held-out" in text and "worst" in text
+
+
+def test_a_calibrated_cost_is_exact_and_event_driven_too():
+    # what a calibration fits: the custom cost with a context term, linear within a run
+    from py_engine import calibrate
+    csv = ("rows,prefill_tokens,context_tokens,step_ms\n1,0,1000,10.5\n8,0,8000,12.1\n"
+           "32,0,32000,17.9\n1,2048,0,160\n4,4096,0,300\n")
+    fit = calibrate.fit(csv)
+    assert fit["error"]["median_ape"] < 0.05 and fit["cost"]["per_context_token_ms"] > 0
+    items = [{"arrive": i * 3.0, "prompt": 100 + 37 * i, "out": 5 + i % 7} for i in range(12)]
+    for scheduler in ("continuous", "static"):
+        sc = normalize({"scheduler": scheduler, "workload": {"items": items},
+                        "server": {"slots": 4, "chunk": 64, "cost": fit["cost"]}})
+        trace = generate(sc["workload"])
+        sim = run_sim(sc, trace).sim
+        ref = brute_force(scheduler, *trace[:3], 4, 64, sc["_deployment"].pass_ticks)
+        assert list(sim.done_tick) == ref["done_tick"] and gaps_of(sim) == +ref["gaps"]
+
+
+def test_calibration_input_errors_name_the_line_and_column():
+    from py_engine import calibrate
+    with pytest.raises(py_engine.ScenarioError) as e:
+        calibrate.fit("batch,prompt,ttft_ms,tpot_ms\n8,512,900,30\n16,512,-3,31\n")
+    assert e.value.field == "calibration line 3: ttft_ms"
+    with pytest.raises(py_engine.ScenarioError) as e:
+        calibrate.fit("a,b\n1,2\n")
+    assert e.value.field == "calibration line 1"
+    served = calibrate.fit("batch,prompt,ttft_ms,tpot_ms\n1,512,80,30\n8,512,600,32\n"
+                           "32,512,2400,40\n")
+    assert served["form"] == "served" and served["points"] == 6

@@ -26,8 +26,8 @@ def static_closed_form(reqs, cap, chunk):
 
 def brute_force(scheduler, arrive, prompt, out, slots, chunk, cost):
     """Pass-by-pass, slot-by-slot simulation. arrive in ticks, cost = (fixed, per_row, per_token)
-    in ticks, or a function cost(tokens, rows, context, attention) -> ticks of one pass (a
-    roofline deployment's pass_ticks), given per pass: the new tokens of every row (a prefill
+    in ticks, or a function cost(tokens, rows, context, attention, prefill_tokens=) -> ticks of
+    one pass (a roofline deployment's pass_ticks), given per pass: the new tokens of every row (a prefill
     chunk's, or 1), the rows, the context already in their KV caches and the attention pairs
     sum(n x (context + (n + 1) / 2)). A decoding row's context is its KV but the token it feeds; a
     held static row (finished, or an empty row after its prefill) feeds 1 token over a context
@@ -47,7 +47,7 @@ def brute_force(scheduler, arrive, prompt, out, slots, chunk, cost):
         tokens = sum(x for x, _, _ in rows_state)
         ctx = sum(c for _, c, _ in rows_state)
         att = sum(x * c + x * (x + 1) // 2 for x, c, _ in rows_state)
-        return pass_cost(tokens, nrows, ctx, att)
+        return pass_cost(tokens, nrows, ctx, att, prefill_tokens=ptoks)
     R = {"first_pass": [None] * n, "done_pass": [None] * n, "first_tick": [None] * n,
          "done_tick": [None] * n, "admit_pass": [None] * n}
     tally = Counter()

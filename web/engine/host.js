@@ -79,6 +79,8 @@ export function createHost({ forwardConsole = false } = {}) {
       running = req;
       let job = null;
       try {
+        await needs(req.method);
+        if (req.cancelled) continue;
         job = engine.Job(JSON.stringify({ method: req.method, params: req.params ?? {} }), SLICE_S);
         for (;;) {
           const out = job.step();
@@ -102,6 +104,18 @@ export function createHost({ forwardConsole = false } = {}) {
         job?.destroy();
         running = null;
       }
+    }
+  }
+
+  // Methods that need a package beyond the engine (py_engine.protocol.PACKAGES: numpy for the
+  // calibration fit) load it from the site on first use; it is not on the start-up path.
+  let packages = null;
+  const loaded = new Map();
+  async function needs(method) {
+    packages ??= JSON.parse(engine.pyodide.runPython('import json\nfrom py_engine.protocol import PACKAGES\njson.dumps(PACKAGES)'));
+    for (const name of packages[method] || []) {
+      if (!loaded.has(name)) loaded.set(name, engine.pyodide.loadPackage(name, { messageCallback: () => {}, errorCallback: (m) => console.warn(m) }));
+      await loaded.get(name);
     }
   }
 

@@ -84,6 +84,8 @@ export function buildKV(form, presets, onChange) {
   /** The protocol params: explicit numbers (they win over presets in the engine). */
   function params() {
     const p = { dtype: inputs.dtype.value };
+    // a preset model on a preset GPU is a deployment: the engine adds its pass times
+    if (inputs.model.value !== 'custom' && inputs.gpu.value !== 'custom') Object.assign(p, { model: inputs.model.value, gpu: inputs.gpu.value });
     for (const k of NUMBERS) {
       const t = inputs[k].value.trim();
       const v = Number(t);
@@ -101,11 +103,30 @@ export function buildKV(form, presets, onChange) {
   return { params, inputs, errorBox };
 }
 
-export function renderKV(container, res, onUse) {
+export function renderKV(container, res, onUse, onDeploy) {
   const kib = res.bytes_per_token / 1024;
   const btn = el('button', { type: 'button', id: 'btn-kv-use', text: `Use ${fmt(res.tokens)} tokens as the vLLM KV budget` });
   btn.addEventListener('click', () => onUse(res.tokens));
   btn.disabled = !res.fits || !(res.tokens >= 1);
+  const rf = res.roofline;
+  let deployment = null;
+  if (rf && !rf.error) {
+    const use = el('button', { type: 'button', id: 'btn-deploy-use', text: `Run on this deployment (${rf.deployment})` });
+    use.addEventListener('click', () => onDeploy({ model: res.model, gpu: res.gpu, tp: res.gpus, dtype: res.dtype, kv_dtype: res.kv_dtype, gpu_memory_utilization: res.gpu_mem_utilization }));
+    const ms = (v) => `${v.toFixed(1)} ms`;
+    deployment = el('div', { class: 'deployment' },
+      el('p', {}, document.createTextNode(`On ${rf.deployment}, the roofline model gives a decode pass of `),
+        el('b', { 'data-stat': 'roofline.decode_1_ms', 'data-value': String(rf.decode_1_ms), text: ms(rf.decode_1_ms) }),
+        document.createTextNode(` for 1 request and `),
+        el('b', { 'data-stat': 'roofline.decode_32_ms', 'data-value': String(rf.decode_32_ms), text: ms(rf.decode_32_ms) }),
+        document.createTextNode(` for 32 (each at ${fmt(rf.context)} tokens of context), and `),
+        el('b', { 'data-stat': 'roofline.prefill_ms', 'data-value': String(rf.prefill_ms), text: ms(rf.prefill_ms) }),
+        document.createTextNode(` to prefill one ${fmt(rf.context)}-token prompt.`)),
+      use,
+      el('p', { class: 'what' }, document.createTextNode(`The model: weights and KV over HBM bandwidth, FLOPs over peak, all-reduces over the interconnect, fixed overheads; efficiencies and overheads fitted (${rf.fit}) on published measurements of Llama-2-70B and BLOOM-176B (Splitwise, ISCA 2024), held-out median error ≤ 10% for decode and ≤ 15% for prefill (python -m py_engine validate). It leaves out ${rf.leaves_out}. Calibrate it with your own numbers below.`)));
+  } else if (rf?.error) {
+    deployment = el('p', { class: 'error', text: rf.error });
+  }
   container.replaceChildren(
     el('p', {}, el('span', { class: 'kv-big', 'data-stat': 'kv.bytes_per_token', 'data-value': String(res.bytes_per_token), text: `${fmt(kib)} KiB` }), document.createTextNode(' of KV cache per token')),
     res.fits
@@ -115,6 +136,7 @@ export function renderKV(container, res, onUse) {
         document.createTextNode(` concurrent ${fmt(res.context_len)}-token sequences. That is your real max batch.`))
       : el('p', { class: 'error', text: 'The weights alone do not fit in this memory: no room for a KV cache.' }),
     btn,
+    ...(deployment ? [deployment] : []),
   );
 }
 
@@ -127,4 +149,24 @@ export function renderCheck(summary, list, res) {
   summary.dataset.total = String(total);
   summary.className = `check-summary ${res.failed === 0 && total > 0 ? 'pass' : 'fail'}`;
   list.replaceChildren(...res.checks.map((c) => el('li', { class: c.ok ? 'pass' : 'fail', text: `${c.ok ? '✓' : '✗'} ${c.name}${c.detail && !c.ok ? ` — ${c.detail}` : ''}` })));
+}
+
+// ------------------------------------------------------------------ calibration
+/** The fit's answer: its coefficients, how well they fit, and a button that uses them. */
+export function renderFit(container, res, onUse) {
+  const c = res.cost;
+  const pct = (v) => `${(100 * v).toFixed(1)}%`;
+  const use = el('button', { type: 'button', id: 'calibrate-use', text: 'Use the fitted cost model' });
+  use.addEventListener('click', () => onUse(c));
+  container.replaceChildren(
+    el('p', {}, document.createTextNode('pass ms = '),
+      el('b', { 'data-stat': 'fit.fixed_ms', 'data-value': String(c.fixed_ms), text: String(c.fixed_ms) }),
+      document.createTextNode(' + '), el('b', { 'data-stat': 'fit.per_row_ms', 'data-value': String(c.per_row_ms), text: String(c.per_row_ms) }),
+      document.createTextNode(' × rows + '), el('b', { 'data-stat': 'fit.per_prefill_token_ms', 'data-value': String(c.per_prefill_token_ms), text: String(c.per_prefill_token_ms) }),
+      document.createTextNode(' × prefill tokens + '), el('b', { 'data-stat': 'fit.per_context_token_ms', 'data-value': String(c.per_context_token_ms), text: String(c.per_context_token_ms) }),
+      document.createTextNode(' × context tokens')),
+    el('p', { class: 'what' }, document.createTextNode(`${res.points} measurements: median error `),
+      el('b', { 'data-stat': 'fit.median_ape', 'data-value': String(res.error.median_ape), text: pct(res.error.median_ape) }),
+      document.createTextNode(`, worst ${pct(res.error.worst_ape)}${res.error.r2 == null ? '' : `, R² ${res.error.r2.toFixed(4)}`}${res.dropped.length ? `; ${res.dropped.join(', ')} kept at 0 (the data would make it negative or says nothing of it)` : ''}.`)),
+    use);
 }

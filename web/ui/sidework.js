@@ -5,7 +5,7 @@
 import { latest } from '../engine/latest.js';
 import { KV_PRESETS, CHECK, kvRequest, pageRequests, sweepSchedulers, sweepOf } from '../engine/requests.js';
 import { speedupPoint, sizingPoint, drawSpeedup, drawSizing, sloRule, drawLatency, recommend, renderAdvice, fieldWords } from './sweeps.js';
-import { renderStall, buildKV, renderKV, renderCheck } from './panels.js';
+import { renderStall, buildKV, renderKV, renderCheck, renderFit } from './panels.js';
 import { $, el } from './dom.js';
 
 const SETTLE_MS = 400;   // live engine: wait for a pause in the changes before sweeping
@@ -13,7 +13,9 @@ const WAIT_ENGINE_MS = 1500;   // at start, the side figures wait this long at m
 
 /**
  * ctx: {source, schema, fields, root, state: () => ({values, view, lanes, cmp}),
- *       onUseKV(tokens), onApply(path, value)}. Returns {start(), cancel(), redraw(), runCheck()}.
+ *       onUseKV(tokens), onApply(path, value), onDeploy(deployment), onCalibrated(cost)}.
+ *       Returns {start(), cancel(),
+ *       redraw(), runCheck()}.
  */
 export function createSideWork(ctx) {
   const { source, schema, fields, root } = ctx;
@@ -140,7 +142,7 @@ export function createSideWork(ctx) {
       const req = kvRequest(params);
       const res = await source.call(req.method, req.params, { signal: token.signal });
       if (token.stale) return;
-      renderKV($('kv-result'), res, ctx.onUseKV);
+      renderKV($('kv-result'), res, ctx.onUseKV, ctx.onDeploy);
     } catch (err) {
       if (token.stale) return;
       const d = err.detail || { message: err.message };
@@ -177,6 +179,26 @@ export function createSideWork(ctx) {
       checking = false;
     }
   }
+
+  // The calibration: the reader's own measurements, fitted by the engine (numpy on demand).
+  async function fitCalibration() {
+    const out = $('calibrate-result');
+    out.textContent = source.live ? 'fitting… (numpy loads the first time)' : 'waiting for the engine to load…';
+    try {
+      await source.readyPromise;
+      renderFit(out, await source.call('calibrate', { csv: $('calibrate-csv').value }), ctx.onCalibrated);
+    } catch (err) {
+      out.replaceChildren(el('p', { class: 'error', role: 'alert', text: err.detail?.message || err.message }));
+    }
+  }
+  $('calibrate-fit')?.addEventListener('click', fitCalibration);
+  $('calibrate-file')?.addEventListener('change', async (ev) => {
+    const file = ev.target.files?.[0];
+    if (!file) return;
+    if (file.size > 5_000_000) { $('calibrate-result').textContent = `${file.name}: larger than 5 MB`; return; }
+    $('calibrate-csv').value = await file.text();
+    fitCalibration();
+  });
 
   for (const [name] of figures) $(`${name}-cancel`).addEventListener('click', cancel);
   $('btn-check').addEventListener('click', runCheck);
