@@ -83,29 +83,39 @@ def _weighted_pcts(weights, lines=()):
     for v in vals:
         acc += weights[v]
         cum.append(acc)
+    # each line's lowest and highest gap; a bisection drops the lines that lie wholly below or
+    # above what is left of its interval, so each step looks at fewer
+    spans = [(K + -(-a // sub), K + -(-(a + b * (n - 1)) // sub), K, a, b, n, w)
+             for K, a, b, n, w in lines]
 
-    def at_most(v):
-        """samples <= v"""
-        j = bisect_right(vals, v)
-        got = cum[j - 1] if j else 0
-        for K, a, b, n, w in lines:
+    def partial(active, v):
+        got = 0
+        for _, _, K, a, b, n, w in active:
             x = (v - K) * sub - a         # a + b i <= x  <=>  the gap of pass i is <= v
-            if x < 0:
-                continue
-            got += w * (n if b == 0 else min(n, x // b + 1))
+            if x >= 0:
+                got += w * (n if b == 0 else min(n, x // b + 1))
         return got
 
-    lo = min(vals[:1] + [K + -(-a // sub) for K, a, _, _, _ in lines])
-    hi = max(vals[-1:] + [K + -(-(a + b * (n - 1)) // sub) for K, a, b, n, _ in lines])
+    lo = min(vals[:1] + [sp[0] for sp in spans])
+    hi = max(vals[-1:] + [sp[1] for sp in spans])
     for p in PCTS:
         rank = max(1, (p * total + 99) // 100)
-        a_, b_ = lo - 1, hi       # at_most(a_) < rank <= at_most(b_)
+        a_, b_ = lo - 1, hi       # samples <= a_ < rank <= samples <= b_
+        active, below = spans, 0  # below: weight of lines wholly <= a_
         while b_ - a_ > 1:
             mid = (a_ + b_) // 2
-            if at_most(mid) >= rank:
+            j = bisect_right(vals, mid)
+            if below + partial(active, mid) + (cum[j - 1] if j else 0) >= rank:
                 b_ = mid
             else:
                 a_ = mid
+            keep = []
+            for sp in active:
+                if sp[1] <= a_:
+                    below += sp[6] * sp[5]
+                elif sp[0] <= b_:
+                    keep.append(sp)
+            active = keep
         out["p%d" % p] = b_ / TICKS
     return out
 
@@ -169,7 +179,8 @@ def compute(sim, scenario):
                           {"ttft_ms": tt["p95"], "tpot_ms": tp["p95"], "e2el_ms": te["p95"]})
     seconds = makespan / TICKS / 1000.0
     output_tokens = sum(out)
-    span = max(arrive) / TICKS / 1000.0          # arrivals' span (0: a burst)
+    last_arrival = max(arrive)
+    span = last_arrival / TICKS / 1000.0         # arrivals' span (0: a burst)
     return {
         "passes": passes,
         "makespan": makespan / TICKS,
@@ -187,7 +198,7 @@ def compute(sim, scenario):
         "goodput_rps": good / seconds,
         "offered_rps": n / span if span > 0 else None,
         "served_rps": n / seconds,
-        "backlog": sum(1 for t in sim.admit_tick if t > max(arrive)) if span > 0 else 0,
+        "backlog": sum(1 for t in sim.admit_tick if t > last_arrival) if span > 0 else 0,
         "slo_attainment": good / n,
         "meets_slo": verdict["meets"],
         "slo": verdict,

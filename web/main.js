@@ -13,6 +13,7 @@ import { buildControls } from './ui/controls.js';
 import { createLanes } from './ui/lanes.js';
 import { createPlayer } from './ui/player.js';
 import { renderCards } from './ui/cards.js';
+import { parseTrace, lineOf, MAX_TRACE_BYTES } from './state/tracefile.js';
 import { renderHeadline, showNote, markStale, clearStale, STALE } from './ui/headline.js';
 import { createSideWork } from './ui/sidework.js';
 import { showStatus, buildPresetButtons, markPreset, wireExports, wireKeys } from './ui/chrome.js';
@@ -22,7 +23,7 @@ import { invalidateTheme } from './draw/canvas-kit.js';
 const root = document.documentElement;
 const FIGURES = [...document.querySelectorAll('[data-figure]')].map((s) => s.dataset.figure);
 const view = createView(root);
-const app = { source: null, values: {}, cmp: null, req: null, inflight: null, fromSnapshot: false, viewErrors: false, fatal: null, tInput: null, drawn: 0 };
+const app = { source: null, values: {}, cmp: null, req: null, inflight: null, fromSnapshot: false, viewErrors: false, fatal: null, tInput: null, drawn: 0, trace: null };
 let ctx, controls, lanes, player, side;
 
 view.set(parseView(location.search, { figures: FIGURES }).view);   // theme, lecture, embed: at once
@@ -96,7 +97,7 @@ function onStatus(s) {
 const lanesNow = () => lanesOf(ctx.schema.schedulers, view.get());
 const laneState = () => ({ cmp: app.cmp, lanes: lanesNow(), pass: player?.pass ?? null,
   lecture: root.classList.contains('lecture'), compact: !!root.dataset.embed });
-const sideState = () => ({ values: app.values, view: view.get(), lanes: lanesNow(), cmp: app.cmp });
+const sideState = () => ({ values: app.values, view: view.get(), lanes: lanesNow(), cmp: app.cmp, items: app.trace?.items });
 
 function onValue(path, value) {
   if (app.values[path] === value) return;     // Enter then change: one value, one run
@@ -117,6 +118,29 @@ function onUseKV(tokens) {
   const owner = ctx.fields.find((f) => f.path === path);
   const ls = view.get().lanes;
   view.set({ lanes: [...ls, ...(owner?.applies_to || []).filter((s) => !ls.includes(s) && ctx.optional.includes(s))] });
+  changed();
+}
+
+/** The reader's own trace file: parsed here (never sent anywhere), then run like any trace. */
+async function onTraceFile(file) {
+  const status = $('trace-file-status'), error = $('trace-file-error');
+  error.textContent = '';
+  if (!file) return;
+  if (file.size > MAX_TRACE_BYTES) { error.textContent = `${file.name}: larger than ${MAX_TRACE_BYTES / 1e6} MB`; return; }
+  const r = parseTrace(file.name, await file.text());
+  if (r.error) { error.textContent = r.error; return; }
+  app.trace = { name: file.name, ...r };
+  status.textContent = `${file.name}: ${r.items.length.toLocaleString('en-US')} requests (${r.format}); the generator's and the production trace's fields are not used.`;
+  $('trace-file-clear').hidden = false;
+  changed();
+}
+
+function clearTraceFile() {
+  app.trace = null;
+  $('trace-file').value = '';
+  $('trace-file-status').textContent = '';
+  $('trace-file-error').textContent = '';
+  $('trace-file-clear').hidden = true;
   changed();
 }
 
@@ -184,7 +208,7 @@ const recompute = coalesce(compute, {
 
 async function compute() {
   const token = mainRun.start();
-  const req = pageRequests(ctx, { values: app.values, view: view.get() }).main;
+  const req = pageRequests(ctx, { values: app.values, view: view.get(), items: app.trace?.items }).main;
   const fromSnapshot = !app.source.live && app.source.hasSnapshot(req.method, req.params);
   if (!app.source.live && !fromSnapshot) markStale(STALE.waiting);
   const busy = app.source.live ? setTimeout(() => { if (!token.stale) markStale(STALE.busy); }, STALE.busyAfterMs) : null;
@@ -202,7 +226,8 @@ async function compute() {
     } catch (err) {
       if (token.stale) return;
       const d = err.detail || { message: err.message };
-      if (!(d.type === 'ScenarioError' && controls.showEngineError(d))) $('form-message').textContent = d.message;
+      if (app.trace && /^workload\.items/.test(d.field || '')) $('trace-file-error').textContent = lineOf(d.message, app.trace.name, app.trace.lines);
+      else if (!(d.type === 'ScenarioError' && controls.showEngineError(d))) $('form-message').textContent = d.message;
       note = `Not simulated: ${d.message}${app.cmp ? ' — still showing the last good result.' : ''}`;
     } finally {
       clearTimeout(busy);
@@ -222,6 +247,9 @@ function renderMain() {
   player.readout();
   performance.measure('cbx:draw', { start: t0, end: performance.now() });
   renderCards($('metric-cards'), cmp, lanesNow().filter((s) => cmp[s]), ctx.fields.filter((f) => f.group === 'slo'));
+  // a production trace's attribution, wherever its numbers are shown (CC BY 4.0)
+  const credit = Object.values(cmp).find((r) => r && r.credit)?.credit || '';
+  for (const p of document.querySelectorAll('[data-credit]')) { p.textContent = credit ? `Trace: ${credit}.` : ''; p.hidden = !credit; }
   root.dataset.drawn = String(++app.drawn);
   root.dataset.firstPaint ??= app.fromSnapshot ? 'snapshot' : 'engine';   // test hook
   if (app.tInput != null) {
@@ -251,6 +279,8 @@ function wireUI() {
   $('btn-theme').addEventListener('click', toggleTheme);
   window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', redrawAll);
   $('controls-form').addEventListener('submit', (e) => e.preventDefault());
+  $('trace-file').addEventListener('change', (e) => onTraceFile(e.target.files?.[0]));
+  $('trace-file-clear').addEventListener('click', clearTraceFile);
   wireExports({ result: () => app.cmp, request: () => app.req, lanes: () => lanesNow().filter((s) => app.cmp?.[s]),
     canvases: () => lanes.canvases(), describe: () => describe(ctx.fields, app.values) }, ctx.schema.figures);
   wireKeys({

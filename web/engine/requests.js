@@ -61,6 +61,7 @@ export const CHECK = { method: 'check', params: {} };
 export function pageRequests(ctx, state) {
   const { schema, fields } = ctx;
   const scenario = scenarioFrom(fields, state.values);
+  if (state.items) (scenario.workload ??= {}).items = state.items;   // the reader's own trace file
   const lanes = lanesOf(schema.schedulers, state.view);
   const only = state.view.embed;
   const wants = (fig) => !only || only === fig;

@@ -8,6 +8,9 @@ import { LAYOUTS, count, toRows } from '../state/records.js';
 export function toCSV(compare, schedulers) {
   const cols = LAYOUTS.request.map((f) => f.name);
   const lines = [['scheduler', ...cols].join(',')];
+  // a production trace's attribution travels with its numbers (CC BY 4.0), as a comment line
+  const credit = schedulers.map((s) => compare[s]?.credit).find(Boolean);
+  if (credit) lines.unshift(`# ${credit}`);
   for (const s of schedulers) {
     const t = compare[s]?.requests;
     if (!t) continue;

@@ -1,0 +1,115 @@
+"""A serving engineer's session: choose a deployment, load a window of a production trace, run
+the sizing sweep and apply its recommendation; every number the page shows is the native engine's.
+Also: the reader's own trace file, and a calibration fitted in the page (numpy loaded on demand)."""
+
+import json
+from urllib.parse import parse_qs, urlsplit
+
+from support.page import flat_metrics, metrics_match, read_metrics, scenario_from_query, wait_state
+
+
+def settled(page):
+    """Wait until the main view is drawn for the latest values and the side figures are done."""
+    page.wait_for_function("() => { const d = document.documentElement.dataset;"
+                           " return !('busy' in d) && !('sweeping' in d); }", timeout=240_000)
+
+
+def query(page):
+    return {k: v[0] for k, v in parse_qs(urlsplit(page.url).query).items()}
+
+
+def scenario_of(page):
+    q = urlsplit(page.url).query
+    return scenario_from_query(q), "vllm" in query(page)
+
+
+def test_deployment_trace_sizing_and_apply(strict_page, site_url, native):
+    page = strict_page
+    page.goto(site_url)
+    wait_state(page, "ready")
+    # the deployment panel: Llama-3.1-8B on one H100, then "run on this deployment"
+    page.select_option("#kv-model", "llama-3.1-8b")
+    page.select_option("#kv-gpu", "h100-80gb")
+    page.wait_for_selector("#btn-deploy-use")
+    page.click("#btn-deploy-use")
+    settled(page)
+    q = query(page)
+    assert q["cost"] == "roofline" and q["kv_tokens"] == "auto" and q["vllm"] == "1"
+    # a window of the Azure conversation trace, 150 requests, at 3 x its recorded rate
+    page.select_option("#ctl-trace", "azure-conv-2023")
+    page.fill("#ctl-count", "150")
+    page.press("#ctl-count", "Enter")
+    page.fill("#ctl-rate_scale", "3")
+    page.press("#ctl-rate_scale", "Enter")
+    settled(page)
+    scenario, _ = scenario_of(page)
+    assert scenario["workload"]["trace"] == {"name": "azure-conv-2023", "count": 150,
+                                             "rate_scale": 3.0}
+    want = native.compare(scenario, ["static", "continuous", "vllm"])
+    assert metrics_match(read_metrics(page), flat_metrics(want)) >= 60
+    credit = page.text_content("#fig-timeline [data-credit]")
+    assert "Microsoft Azure" in credit and "CC BY 4.0" in credit and "x3 as dense" in credit
+    # the sizing sweep of max_num_seqs, run by the page point by point
+    values = [1, 2, 4, 8, 16, 32, 64, 128]
+    sweep = native("sweep", {"scenario": scenario, "param": "slots", "values": values,
+                             "schedulers": ["vllm"]})
+    rec = sweep["recommendation"]["vllm"]
+    assert page.get_attribute("#slots-advice [data-advice]", "data-advice") == str(rec["value"])
+    assert page.text_content("#slots-advice .advice-text") == rec["text"] + "."
+    for pt in sweep["points"]:
+        for key in ("throughput_tok_s", "slo_attainment", "ttft.p95", "tpot.p95", "itl.p95"):
+            cell = page.get_attribute('[data-sizing="%s.%s"]' % (pt["value"], key), "data-value")
+            want_v = pt["vllm"]
+            for k in key.split("."):
+                want_v = want_v[k]
+            assert (cell == "" and want_v is None) or abs(float(cell) - want_v) <= 1e-9 * abs(
+                want_v), (pt["value"], key)
+    # apply it: the setting changes, the URL says so, the numbers follow
+    assert rec["value"] is not None and rec["value"] != 8
+    page.click("#slots-apply")
+    settled(page)
+    assert query(page)["slots"] == str(rec["value"])
+    scenario, _ = scenario_of(page)
+    shown = read_metrics(page)
+    assert metrics_match(shown, flat_metrics(native.compare(scenario, ["static", "continuous",
+                                                                       "vllm"]))) >= 60
+
+
+def test_own_trace_file_and_calibration(strict_page, site_url, native, tmp_path):
+    page = strict_page
+    page.goto(site_url)
+    wait_state(page, "ready")
+    # a trace file with a bad value: the message names the file's line and the field
+    bad = tmp_path / "mine.csv"
+    bad.write_text("arrive,prompt,out\n0,100,20\n5,0,10\n")
+    page.set_input_files("#trace-file", str(bad))
+    page.wait_for_function("() => document.getElementById('trace-file-error').textContent")
+    assert page.text_content("#trace-file-error").startswith("mine.csv line 3: prompt = 0")
+    good = tmp_path / "mine.jsonl"
+    items = [{"arrive": i * 10.0, "prompt": 50 + i, "out": 5 + i % 3, "prefix_id": i % 2,
+              "prefix_len": 32} for i in range(20)]
+    good.write_text("\n".join(json.dumps(it) for it in items))
+    n = int(page.get_attribute("html", "data-drawn"))
+    page.set_input_files("#trace-file", str(good))
+    page.wait_for_function("n => Number(document.documentElement.dataset.drawn) > n"
+                           " && !('busy' in document.documentElement.dataset)", arg=n)
+    assert "20 requests" in page.text_content("#trace-file-status")
+    assert metrics_match(read_metrics(page), flat_metrics(native.compare(
+        {"workload": {"items": items}}))) >= 40
+    # calibration: measurements in, the fitted cost drives the runs and is in the link
+    page.click("#calibrate summary")
+    csv = ("rows,prefill_tokens,context_tokens,step_ms\n1,0,1000,10.5\n8,0,8000,12.1\n"
+           "32,0,32000,17.9\n1,2048,0,160\n4,4096,0,300\n")
+    page.fill("#calibrate-csv", csv)
+    page.click("#calibrate-fit")
+    page.wait_for_selector("#calibrate-use", timeout=120_000)
+    fit = native("calibrate", {"csv": csv})
+    assert float(page.get_attribute('[data-stat="fit.per_context_token_ms"]', "data-value")) == \
+        fit["cost"]["per_context_token_ms"]
+    page.click("#calibrate-use")
+    settled(page)
+    q = query(page)
+    assert q["cost"] == "custom" and float(q["per_context_token_ms"]) == fit["cost"][
+        "per_context_token_ms"]
+    scenario = {"workload": {"items": items}, "server": {"cost": fit["cost"]}}
+    assert metrics_match(read_metrics(page), flat_metrics(native.compare(scenario))) >= 40
