@@ -16,7 +16,7 @@ The package by layer (one concern per module):
         metrics.py    utilization, shares, percentiles, TBT, SLO goodput
         slo.py        sweep points against the SLO: meets_slo, best, lowest
         api.py        simulate / compare / sweep (JSON in, JSON out)
-        presets.py    named scenarios
+        presets.py    named scenarios, and the story mode's steps
         kv.py         KV-cache capacity (bytes per token, tokens and sequences that fit)
         protocol.py   handle(request) and handle_json(text), the worker's entry point (never raise)
         cli.py        python -m py_engine run | compare | sweep | check | bench | kv
@@ -30,8 +30,8 @@ __version__ = "0.1.0"
 from .errors import EngineError, ScenarioError  # noqa: E402
 from .scenario import normalize, schema  # noqa: E402
 from .api import simulate, compare, sweep  # noqa: E402
-from .presets import presets  # noqa: E402
+from .presets import presets, story  # noqa: E402
 from .kv import kv_capacity, kv_bytes_per_token  # noqa: E402
 
-__all__ = ["simulate", "compare", "sweep", "presets", "schema", "normalize", "ScenarioError",
+__all__ = ["simulate", "compare", "sweep", "presets", "story", "schema", "normalize", "ScenarioError",
            "EngineError", "kv_capacity", "kv_bytes_per_token", "__version__"]

@@ -97,7 +97,8 @@ def _requests(sim, n):
 
 
 def result_meta(run, n):
-    """Everything of a result but its three tables: scheduler, scenario, metrics, truncated, unit."""
+    """Everything of a result but its three tables: scheduler, scenario, metrics, truncated, unit,
+    kv_blocks."""
     sim, scenario, rec = run.sim, run.scenario, run.sim.rec
     m = _metrics.compute(sim, scenario)
     m.update(run.policy.extra_metrics())
@@ -110,6 +111,7 @@ def result_meta(run, n):
         "truncated": {"requests": sim.n > n, "segments": rec.seg_truncated,
                       "passes_log": rec.log_truncated},
         "unit": cost_unit(scenario),
+        "kv_blocks": run.policy.block_view(),   # the paged pool over the run (vllm), or None
     }
 
 

@@ -46,6 +46,7 @@ class CountingPool:
     """Block counts only (prefix caching off: every free block is as good as any other)."""
 
     caching = False
+    cached_free = 0
 
     def __init__(self, total, block_size):
         self.total, self.bs = total, block_size
@@ -124,6 +125,7 @@ class PrefixCachePool:
         self.table = {}                  # request -> [blocks]
         self.n_cached = {}               # request -> blocks of its table already cached
         self.in_use = 0
+        self.cached_free = 0             # free blocks that hold a hash (the block view shows them)
         if not self.fresh_left:
             self.nxt[HEAD], self.prv[TAIL] = TAIL, HEAD
 
@@ -156,6 +158,8 @@ class PrefixCachePool:
         p, q = self.prv[b], self.nxt[b]
         self.nxt[p], self.prv[q] = q, p
         self.listed -= 1
+        if self.hash[b] is not None:
+            self.cached_free -= 1
 
     def _pop(self, n):
         """popleft_n: n blocks from the head; a cached one leaves the prefix cache."""
@@ -190,9 +194,12 @@ class PrefixCachePool:
             p, q = HEAD, nxt[HEAD]
         else:
             p, q = prv[TAIL], TAIL
+        hash_ = self.hash
         for b in blocks:
             nxt[p], prv[b] = b, p
             p = b
+            if hash_[b] is not None:
+                self.cached_free += 1
         nxt[p], prv[q] = q, p
         self.listed += len(blocks)
 
@@ -328,3 +335,56 @@ class PrefixCachePool:
             back.append(b)
         self._put(front, True)
         self._put(back, False)
+
+
+SAMPLE_CAP = 480           # block-view samples per run at most (about one per pixel column)
+HOLDER_CAP = 1 << 16       # ... and holder rows: fewer samples when max_num_seqs is large
+
+
+def sample_cap(max_seqs):
+    return max(16, min(SAMPLE_CAP, HOLDER_CAP // max(1, max_seqs)))
+
+
+class BlockSamples:
+    """The pool over a run, for the page's block view, bounded: at most `cap` samples spread over
+    the run (when full, every other one goes and the spacing doubles), each the pool right after a
+    step was scheduled (vLLM's state for that pass): blocks in use, free blocks that still hold a
+    cached prefix, free blocks, and every running request's block-table length by slot.
+    Layouts: records.KV_SAMPLE, records.KV_HOLDER."""
+
+    def __init__(self, cap, block_size, total):
+        self.cap, self.block_size, self.total = cap, block_size, total
+        self.stride, self.next = 1, 1
+        self.rows = []                   # (pass, used, cached_free, free, [(request, slot, blocks)])
+
+    def take(self, p, pool, holders):
+        """Sample pass p if it is due; holders: (request, slot) of the running requests."""
+        if p < self.next:
+            return
+        free = None if self.total is None else pool.num_free()
+        hs = sorted((slot, r, pool.n_blocks(r)) for r, slot in holders)
+        self.rows.append((p, pool.used(), pool.cached_free, free,
+                          [(r, slot, b) for slot, r, b in hs if b]))
+        self.next = p + self.stride
+        if len(self.rows) > self.cap:
+            self.rows = self.rows[::2]
+            self.stride *= 2
+            self.next = self.rows[-1][0] + self.stride
+
+    def document(self):
+        """The samples as the result's `kv_blocks` (column lists: bounded, plain JSON)."""
+        from . import records
+        cols = {n: [] for n in records.names(records.KV_SAMPLE)}
+        hold = {n: [] for n in records.names(records.KV_HOLDER)}
+        for p, used, cached, free, hs in self.rows:
+            cols["pass"].append(p)
+            cols["used"].append(used)
+            cols["cached_free"].append(cached)
+            cols["free"].append(free)
+            cols["holders"].append(len(hs))
+            for r, slot, b in hs:
+                hold["request"].append(r)
+                hold["slot"].append(slot)
+                hold["blocks"].append(b)
+        return {"block_size": self.block_size, "total": self.total, "stride": self.stride,
+                "samples": cols, "holders": hold}

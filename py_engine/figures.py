@@ -7,17 +7,21 @@ article's 268 ms vs 27.6 ms example as a real trace) for the scenario's chunk an
 
 from .api import _norm, result, run_sim
 
+# embed_height: the figure's height in px as an 820-px-wide embed (the copied iframe snippet's
+# height; the browser tests hold every embed to it, and to 520); the page also posts its height
+# to the host page as it changes (README: "Embedding a figure").
 FIGURES = {
     # rows: the scenario field that is the number of rows (slots) a timeline draws
     # main: drawn from the main comparison (the other figures make their own engine calls)
     "timeline": {"title": "Static vs continuous batching: slot × pass timelines", "main": True,
-                 "rows": "server.slots", "kv_budget": "server.kv_tokens"},
-    "metrics": {"title": "Static vs continuous batching: the numbers", "main": True},
-    "skew": {"title": "The skew sweep",
+                 "rows": "server.slots", "kv_budget": "server.kv_tokens", "embed_height": 520},
+    "metrics": {"title": "Static vs continuous batching: the numbers", "main": True,
+                "embed_height": 480},
+    "skew": {"title": "The skew sweep", "embed_height": 300,
              "sweep": {"param": "workload.skew",
                        "values": [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
                        "schedulers": "base"}},
-    "slots": {"title": "Sizing the server",
+    "slots": {"title": "Sizing the server", "embed_height": 490,
               # the richest scheduler on screen (vllm when its lane is on); `params`: what the
               # figure can sweep instead (the first is the default)
               "sweep": {"param": "server.slots", "values": [1, 2, 4, 8, 16, 32, 64, 128],
@@ -30,12 +34,14 @@ FIGURES = {
                         "schedulers": "last", "metric": "slo_attainment",
                         "metric_label": "within the SLO", "limit": "slo.attainment",
                         "share": True}},
-    "cost": {"title": "The prefill stall"},
+    "cost": {"title": "The prefill stall", "embed_height": 330},
     # budget: the scenario field the calculator's "use as budget" button sets
     # cost: the field the deployment panel's "run on this deployment" sets to a roofline
     "kv": {"title": "Deployment: KV cache and pass times", "budget": "server.kv_tokens",
-           "cost": "server.cost"},
-    "check": {"title": "Self-check"},
+           "cost": "server.cost", "embed_height": 420},
+    "check": {"title": "Self-check", "embed_height": 200},
+    # the story's card with the figure its step highlights (presets.STORY; URL story=N)
+    "story": {"title": "Story: continuous batching step by step", "embed_height": 520},
 }
 
 STALL_STREAMS = 15        # users decoding when the document arrives

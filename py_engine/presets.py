@@ -21,7 +21,7 @@ PRESETS = {
              "scenario": {"workload": {"requests": 256, "arrival": {"kind": "poisson",
                                                                      "rate": 4.0}},
                           "server": {"slots": 16}}},
-    "kv_pressure": {"label": "KV pressure (vllm)",
+    "kv_pressure": {"label": "KV pressure",
                     "description": "The vllm policy with a KV cache of 3,000 tokens: the batch "
                                    "fits at admission, overflows later, and requests are "
                                    "preempted (recompute).",
@@ -36,10 +36,73 @@ PRESETS = {
 def presets():
     """PRESETS, each with `schedulers`: the lanes it shows (the base pair, plus its own scheduler
     when that is not one of them)."""
-    from .policies import REGISTRY
     out = copy.deepcopy(PRESETS)
-    base = [n for n in sorted(REGISTRY, key=lambda n: REGISTRY[n].order) if REGISTRY[n].base]
     for p in out.values():
-        own = p["scenario"].get("scheduler")
-        p["schedulers"] = base + ([own] if own and own not in base else [])
+        p["schedulers"] = _lanes(p["scenario"])
+    return out
+
+
+def _lanes(scenario):
+    """The base pair, plus the scenario's own scheduler when it is not one of them."""
+    from .policies import REGISTRY
+    base = [n for n in sorted(REGISTRY, key=lambda n: REGISTRY[n].order) if REGISTRY[n].base]
+    own = scenario.get("scheduler")
+    return base + ([own] if own and own not in base else [])
+
+
+# Story mode: the article's argument as steps a lecturer walks through (PageDown / PageUp) and a
+# blogger can embed (?embed=story&story=N). Each step is a scenario like a preset, plus what to
+# look at: `highlight` names a figure (py_engine.figures.FIGURES) and `focus` a part of it (a
+# lane's scheduler, or "blocks": the block view of the paged KV pool under the vllm lane).
+STORY = [
+    {"title": "Static batching holds its slots",
+     "text": "Sixty-four requests with long-tailed output lengths on eight slots. Static batching "
+             "admits eight at a time and keeps every slot until the longest request of the "
+             "batch ends: the hatched cells are slots held with nothing to compute.",
+     "scenario": {}, "highlight": "timeline", "focus": "static"},
+    {"title": "Continuous batching refills at once",
+     "text": "The same requests on the same GPU. When a request finishes, the next one takes its "
+             "slot at the very next pass, so no slot waits for a slow neighbour and the run "
+             "needs far fewer passes: that is the headline's speedup.",
+     "scenario": {}, "highlight": "timeline", "focus": "continuous"},
+    {"title": "The win comes from uneven lengths",
+     "text": "Make every request the same length (skew 0) and static batching wastes nothing: "
+             "continuous batching is no faster, ×1.00. The sweep raises the skew; the more "
+             "uneven the outputs, the more padding static pays and the larger the lead.",
+     "scenario": {"workload": {"skew": 0.0}}, "highlight": "skew"},
+    {"title": "The prefill stall, and chunking",
+     "text": "A long prompt's prefill is one huge pass, and every user decoding in the same "
+             "batch waits for it. Chunked prefill spreads the prompt over passes of a bounded "
+             "size, so the others keep streaming while it is read.",
+     "scenario": {"workload": {"prompt_mean": 4000, "output_mean": 64}}, "highlight": "cost"},
+    {"title": "KV memory is the real cap",
+     "text": "Every resident token keeps its keys and values in the paged KV pool, in blocks of "
+             "16 tokens. This server has 32 slots but a pool of 6,000 tokens: the block view "
+             "runs full while about half the slots stay empty, and vLLM takes longer than the "
+             "continuous lane, which assumes unlimited memory. Memory, not slots, sets the batch.",
+     "scenario": {"scheduler": "vllm", "workload": {"output_mean": 256},
+                  "server": {"slots": 32, "kv_tokens": 6000}},
+     "highlight": "timeline", "focus": "blocks"},
+    {"title": "Preemption: when the pool overflows",
+     "text": "vLLM admits a request when its prompt fits, but outputs keep growing. When the "
+             "next token has no block, the newest request is preempted: its blocks are freed "
+             "(▲) and it is computed again later. Work is wasted; no token is refused.",
+     "scenario": {"scheduler": "vllm", "server": {"kv_tokens": 3000}},
+     "highlight": "timeline", "focus": "blocks"},
+    {"title": "Latency against throughput: goodput",
+     "text": "Twelve requests a second, an SLO of TTFT 5 s and TPOT 40 ms. Too few slots and "
+             "requests queue (TTFT); too many and every pass gets slower (TPOT). Goodput counts "
+             "only the requests within every limit, and it peaks between: the sizing sweep "
+             "recommends max_num_seqs = 32.",
+     "scenario": {"workload": {"requests": 256, "arrival": {"kind": "poisson", "rate": 12.0}},
+                  "server": {"slots": 16}, "slo": {"ttft_ms": 5000.0, "tpot_ms": 40.0}},
+     "highlight": "slots"},
+]
+
+
+def story():
+    """STORY, each step with `schedulers`: the lanes it shows (as presets())."""
+    out = copy.deepcopy(STORY)
+    for step in out:
+        step["schedulers"] = _lanes(step["scenario"])
     return out

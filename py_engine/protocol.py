@@ -1,13 +1,13 @@
 """The worker protocol: JSON-safe request in, JSON-safe response out, never raises.
 
-request  {"method": "simulate"|"compare"|"sweep"|"stall"|"check"|"schema"|"presets"|"kv",
-          "params": {...}}
+request  {"method": "simulate"|"compare"|"sweep"|"stall"|"check"|"schema"|"presets"|"story"|"kv"
+          |"calibrate", "params": {...}}
 response {"ok": true, "result": ...} or
          {"ok": false, "error": {"type": "ScenarioError"|"EngineError", "field", "value",
                                  "allowed", "message"}}
 params: simulate {"scenario"}, compare {"scenario", "schedulers"?}, sweep {"scenario", "param",
 "values", "schedulers"?}, stall {"scenario"} (figures.stall), check {"quick"?: bool}, schema {},
-presets {}, kv {...} (py_engine.kv).
+presets {}, story {} (presets.STORY), kv {...} (py_engine.kv), calibrate {"csv"}.
 Floats that are not finite never leave: they become null.
 
 Three doors to the same answers:
@@ -26,7 +26,7 @@ from array import array
 
 from . import api, columns, figures
 from .errors import ScenarioError
-from .presets import presets
+from .presets import presets, story
 from .scenario import schema
 
 DEFAULT_SCHEDULERS = ("static", "continuous")
@@ -83,12 +83,13 @@ METHODS = {
     "stall": _now(lambda p: figures.stall(p.get("scenario"))),
     "schema": _now(lambda p: schema()),
     "presets": _now(lambda p: presets()),
+    "story": _now(lambda p: story()),
     "kv": _now(_kv),
     "calibrate": _now(_calibrate),
 }
 PARAMS = {"simulate": {"scenario"}, "compare": {"scenario", "schedulers"},
           "sweep": {"scenario", "param", "values", "schedulers"}, "check": {"quick"},
-          "stall": {"scenario"}, "schema": set(), "presets": set(), "calibrate": {"csv"}}
+          "stall": {"scenario"}, "schema": set(), "presets": set(), "story": set(), "calibrate": {"csv"}}
 
 
 def _clean(x):

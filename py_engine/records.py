@@ -53,6 +53,24 @@ PASSES_LOG = [
                           "as contexts grow; otherwise = cost)"),
 ]
 
+# kv_blocks (the vllm policy's paged pool, for the block view; None for the other policies):
+# {block_size, total (usable blocks, None = unlimited), stride (passes between samples at most),
+#  samples: columns KV_SAMPLE, holders: columns KV_HOLDER}; sample i owns the next holders[i]
+# holder rows. At most blocks.SAMPLE_CAP samples (and HOLDER_CAP holders), so the document stays small at any run length.
+KV_SAMPLE = [
+    ("pass", "pass", "the pass sampled: the pool right after its step was scheduled"),
+    ("used", "blocks", "blocks in use (a block shared by several requests counts once)"),
+    ("cached_free", "blocks", "free blocks that still hold a cached prefix (a hit reuses them)"),
+    ("free", "blocks", "free blocks, the cached ones included (null: an unlimited pool)"),
+    ("holders", None, "holder rows of this sample"),
+]
+KV_HOLDER = [
+    ("request", None, "a running request"),
+    ("slot", None, "its slot (the timeline's row)"),
+    ("blocks", "blocks", "its block table's length (a shared prefix block is in every table "
+                         "holding it)"),
+]
+
 
 def names(layout):
     return [name for name, _, _ in layout]
@@ -62,7 +80,7 @@ def layouts():
     def d(layout):
         return [{"name": n, "unit": u, "description": t} for n, u, t in layout]
     return {"request": d(REQUEST), "segment": d(SEGMENT), "phases": list(PHASES),
-            "passes_log": d(PASSES_LOG)}
+            "passes_log": d(PASSES_LOG), "kv_sample": d(KV_SAMPLE), "kv_holder": d(KV_HOLDER)}
 
 
 def schedulers():

@@ -4,8 +4,8 @@ own engine is live. Runs inside the venv (the engine needs numpy):
     .venv/bin/python -m tools.snapshot OUT_DIR       # writes OUT_DIR/index.json and its files
 
 Which requests: the page's own builders decide (tools/startup_requests.mjs runs
-web/engine/requests.js in Node) for the default view, every preset, every embedded figure, and every
-example link in the README.
+web/engine/requests.js in Node) for the default view, every preset, every embedded figure, every
+story step (in the page and embedded), and every example link in the README.
 """
 
 from __future__ import annotations
@@ -21,19 +21,22 @@ from .common import ROOT, BuildError
 README_LINK = re.compile(r"example\.org/explorer/(\?[^\s\"'<>)`]*)")
 
 
-def searches(presets: dict, figures: dict) -> list[str]:
+def searches(presets: dict, figures: dict, story: list) -> list[str]:
     """The page states whose start-up requests are answered at build time (as URL queries)."""
     out = [""]
     out += [f"?preset={name}" for name in presets]
     out += [f"?embed={name}" for name in figures]
+    out += [f"?story={i}" for i in range(1, len(story) + 1)]
+    out += [f"?embed=story&story={i}" for i in range(1, len(story) + 1)]
     out += sorted(set(README_LINK.findall((ROOT / "README.md").read_text())))
     return out
 
 
-def startup_requests(schema: dict, presets: dict) -> list[dict]:
+def startup_requests(schema: dict, presets: dict, story: list) -> list[dict]:
     """[{key, request}] from the page's own request builders, run in Node."""
-    payload = json.dumps({"schema": schema, "presets": presets, "figures": list(schema["figures"]),
-                          "searches": searches(presets, schema["figures"])})
+    payload = json.dumps({"schema": schema, "presets": presets, "story": story,
+                          "figures": list(schema["figures"]),
+                          "searches": searches(presets, schema["figures"], story)})
     try:
         p = subprocess.run(["node", str(ROOT / "tools" / "startup_requests.mjs")], input=payload,
                            capture_output=True, text=True, check=True, cwd=ROOT)
@@ -56,9 +59,10 @@ def write(out: Path) -> int:
 
     schema = answer({"method": "schema", "params": {}})["result"]
     presets = answer({"method": "presets", "params": {}})["result"]
+    story = answer({"method": "story", "params": {}})["result"]
     out.mkdir(parents=True, exist_ok=True)
     index = {}
-    for i, entry in enumerate(startup_requests(schema, presets)):
+    for i, entry in enumerate(startup_requests(schema, presets, story)):
         req = entry["request"]
         name = f"{i:03d}-{req['method']}.json"
         # allow_nan=False: the page parses these with JSON.parse, which has no NaN/Infinity.

@@ -2,7 +2,7 @@
 // state given: the page's own request builders (web/engine/requests.js) run here in Node, so the
 // build-time snapshot is computed from the one definition the page uses.
 //
-//   node tools/startup_requests.mjs < {schema, presets, figures, searches}  -> [{key, request}, ...]
+//   node tools/startup_requests.mjs < {schema, presets, story, figures, searches}  -> [{key, request}, ...]
 //
 // key is the request's canonical JSON as the page computes it (the snapshot index is keyed by it).
 
@@ -11,6 +11,6 @@ import { makeContext } from '../web/state/context.js';
 
 let input = '';
 for await (const chunk of process.stdin) input += chunk;
-const { schema, presets, figures, searches } = JSON.parse(input);
-const ctx = makeContext(schema, presets, figures);
+const { schema, presets, story, figures, searches } = JSON.parse(input);
+const ctx = makeContext(schema, presets, figures, story);
 process.stdout.write(JSON.stringify(startupRequests(ctx, searches).map((request) => ({ key: canonical(request), request }))));

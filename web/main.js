@@ -3,10 +3,10 @@
 
 import { Source } from './engine/source.js';
 import { coalesce, latest } from './engine/latest.js';
-import { SCHEMA, PRESETS, lanesOf, pageRequests } from './engine/requests.js';
-import { valuesFromScenario, matchingPreset, describe } from './state/schema.js';
+import { SCHEMA, PRESETS, STORY, lanesOf, pageRequests, embeddedFigure } from './engine/requests.js';
+import { valuesFromScenario, matchingPreset, describe, sameValues } from './state/schema.js';
 import { makeContext } from './state/context.js';
-import { parseView, parseURL, toQuery } from './state/url.js';
+import { parseView, parseURL, toQuery, storyStep } from './state/url.js';
 import { createView } from './state/view.js';
 import { setRecords } from './state/records.js';
 import { buildControls } from './ui/controls.js';
@@ -17,6 +17,7 @@ import { parseTrace, lineOf, MAX_TRACE_BYTES } from './state/tracefile.js';
 import { renderHeadline, showNote, markStale, clearStale, STALE } from './ui/headline.js';
 import { createSideWork } from './ui/sidework.js';
 import { showStatus, buildPresetButtons, markPreset, wireExports, wireKeys } from './ui/chrome.js';
+import { postHeight } from './ui/export.js';
 import { $ } from './ui/dom.js';
 import { invalidateTheme } from './draw/canvas-kit.js';
 
@@ -38,12 +39,13 @@ async function boot() {
   const snap = source.loadSnapshot();
   source.start(onStatus);
   await snap;
-  const [schema, presets] = await Promise.all([source.call(SCHEMA.method, SCHEMA.params), source.call(PRESETS.method, PRESETS.params)]);
+  const [schema, presets, story] = await Promise.all([SCHEMA, PRESETS, STORY].map((r) => source.call(r.method, r.params)));
   setRecords(schema.records);
-  ctx = makeContext(schema, presets, FIGURES);
+  ctx = makeContext(schema, presets, FIGURES, story);
   const { values, view: v, errors } = parseURL(location.search, ctx);
   app.values = values;
-  view.set({ embed: v.embed, lecture: v.lecture, theme: v.theme, lanes: v.lanes });
+  if (v.embed === 'story' && !v.story) v.story = 1;     // an embedded story starts at its first step
+  view.set({ embed: v.embed, lecture: v.lecture, theme: v.theme, lanes: v.lanes, speed: v.speed, ...storyView(v.story) });
 
   controls = buildControls($('controls-fields'), $('sched-list'), $('lane-toggles'), schema, ctx.fields, { onValue, onLane });
   controls.setValues(app.values, lanesNow());
@@ -52,20 +54,22 @@ async function boot() {
   $('form-message').textContent = viewMsgs.join(' · ');
   app.viewErrors = viewMsgs.length > 0;   // link problems stay visible until the user acts
   $('embed-open').href = openHref();
-  buildPresetButtons($('preset-buttons'), presets, applyPreset);
+  buildPresetButtons($('preset-buttons'), presets, applyPreset, schema.schedulers);
   markPreset($('preset-buttons'), matchingPreset(ctx.fields, presets, app.values));
 
   lanes = createLanes({ container: $('timelines'), tooltip: $('tooltip'), figure: $('fig-timeline'), schema,
     state: laneState, redraw: redrawSoon, onPick: (p) => player.goto(p) });
   player = createPlayer({ passMax: lanes.passMax, onFrame: redrawSoon, onSettle: writeURL,
+    seconds: v.speed, onSpeed: (speed) => { view.set({ speed }); writeURL(); },
     results: () => lanesNow().filter((s) => app.cmp?.[s]).map((s) => [s, app.cmp[s]]) });
   player.reset(v.pass);
-  side = createSideWork({ source, schema, fields: ctx.fields, root, state: sideState, onUseKV, onApply: onValue, onDeploy, onCalibrated });
+  side = createSideWork({ source, schema, fields: ctx.fields, page: ctx, root, state: sideState, onUseKV, onApply: onValue, onDeploy, onCalibrated });
   wireUI();
 
   await recompute();
   performance.mark('cbx:first-timeline');
-  side.begin(v.embed);
+  side.begin(embeddedFigure(ctx, view.get()));
+  if (view.get().embed) postHeight(view.get().embed);
 
   source.readyPromise.then(async () => {
     performance.mark('cbx:engine-ready');
@@ -167,6 +171,11 @@ function onCalibrated(c) {
 
 function changed() {
   app.tInput = performance.now();
+  // a change away from the story step's own scenario leaves the story (the reader explores on)
+  const step = storyStep(ctx, view.get());
+  if (step && !sameValues(ctx.fields, app.values, valuesFromScenario(ctx.fields, step.scenario || {}))) {
+    view.set(storyView(null));
+  }
   controls.setValues(app.values, lanesNow());   // a choice can show or hide other fields
   player.reset(null);
   writeURL();
@@ -187,11 +196,81 @@ function openHref() {
   return u.href;
 }
 
+// ------------------------------------------------------------------ story mode
+/** The view patch for story step n (1-based), or for leaving the story (null). */
+function storyView(n) {
+  const step = n ? ctx?.story?.[n - 1] : null;
+  return { story: step ? n : null, storyFigure: step?.highlight ?? null, storyFocus: step?.focus ?? null };
+}
+
+/** Go to story step n: its scenario and lanes, its card, what it highlights. */
+function applyStory(n) {
+  const step = ctx.story[n - 1];
+  if (!step) return false;
+  app.values = valuesFromScenario(ctx.fields, step.scenario || {});
+  view.set({ lanes: (step.schedulers || []).filter((s) => ctx.optional.includes(s)), ...storyView(n) });
+  controls.clearErrors();
+  $('form-message').textContent = '';
+  renderStory();
+  changed();
+  showStoryFigure();
+  return true;
+}
+
+/** PageDown / PageUp: the next or previous step; false when not in story mode. */
+function storyStepBy(delta) {
+  const n = view.get().story;
+  if (!n) return false;
+  applyStory(Math.max(1, Math.min(ctx.story.length, n + delta)));
+  return true;
+}
+
+function toggleStory() {
+  if (view.get().story) { view.set(storyView(null)); renderStory(); writeURL(); lanes.refit(); redrawAll(); return; }
+  applyStory(1);
+}
+
+function renderStory() {
+  const v = view.get();
+  const step = storyStep(ctx, v);
+  if (step) {
+    $('story-count').textContent = `Step ${v.story} of ${ctx.story.length}`;
+    $('story-title').textContent = step.title;
+    $('story-text').textContent = step.text;
+    $('story-prev').disabled = v.story <= 1;
+    $('story-next').disabled = v.story >= ctx.story.length;
+  }
+  markStoryFocus();
+}
+
+/** The part of the highlighted figure the step points at: a lane, or the vllm lane's block view. */
+function markStoryFocus() {
+  for (const e of document.querySelectorAll('.story-focus')) e.classList.remove('story-focus');
+  const focus = view.get().story ? view.get().storyFocus : null;
+  if (!focus) return;
+  const target = focus === 'blocks' ? document.querySelector('canvas.blockview:not([hidden])')
+    : document.querySelector(`.lane[data-lane="${focus}"]`);
+  target?.classList.add('story-focus');
+}
+
+function showStoryFigure() {
+  const v = view.get();
+  if (v.embed) return;
+  const fig = document.querySelector(`[data-figure="${v.storyFigure}"]`);
+  const card = $('fig-story');
+  const smooth = !window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+  requestAnimationFrame(() => {
+    if (v.storyFigure === 'timeline') window.scrollTo({ top: 0, behavior: smooth ? 'smooth' : 'auto' });
+    else (card || fig)?.scrollIntoView({ block: 'start', behavior: smooth ? 'smooth' : 'auto' });
+  });
+}
+
 function applyPreset(name) {
   const p = ctx.presets[name];
   if (!p) return false;
   app.values = valuesFromScenario(ctx.fields, p.scenario || {});
-  view.set({ lanes: (p.schedulers || []).filter((s) => ctx.optional.includes(s)) });
+  view.set({ lanes: (p.schedulers || []).filter((s) => ctx.optional.includes(s)), ...storyView(null) });
+  renderStory();
   controls.clearErrors();
   $('form-message').textContent = '';
   changed();
@@ -246,10 +325,15 @@ function renderMain() {
   lanes.frame();
   player.readout();
   performance.measure('cbx:draw', { start: t0, end: performance.now() });
-  renderCards($('metric-cards'), cmp, lanesNow().filter((s) => cmp[s]), ctx.fields.filter((f) => f.group === 'slo'));
+  const shown = lanesNow().filter((s) => cmp[s]);
+  renderCards($('metric-cards'), cmp, shown, ctx.fields.filter((f) => f.group === 'slo'));
+  const label = (s) => ctx.schema.schedulers.find((x) => x.name === s)?.label || s;
+  $('metrics-lanes').textContent = shown.length > 2 ? `${shown.slice(0, -1).map(label).join(', ')} and ${label(shown.at(-1))}`
+    : shown.map(label).join(' vs ');
   // a production trace's attribution, wherever its numbers are shown (CC BY 4.0)
   const credit = Object.values(cmp).find((r) => r && r.credit)?.credit || '';
   for (const p of document.querySelectorAll('[data-credit]')) { p.textContent = credit ? `Trace: ${credit}.` : ''; p.hidden = !credit; }
+  markStoryFocus();
   root.dataset.drawn = String(++app.drawn);
   root.dataset.firstPaint ??= app.fromSnapshot ? 'snapshot' : 'engine';   // test hook
   if (app.tInput != null) {
@@ -269,6 +353,7 @@ function redrawSoon() {
 function redrawAll() {
   invalidateTheme();
   view.set({});
+  lanes.refit();
   lanes.frame();
   player.readout();
   side.redraw();
@@ -276,6 +361,11 @@ function redrawAll() {
 
 function wireUI() {
   $('btn-lecture').addEventListener('click', toggleLecture);
+  $('btn-story').addEventListener('click', toggleStory);
+  $('story-prev').addEventListener('click', () => storyStepBy(-1));
+  $('story-next').addEventListener('click', () => storyStepBy(1));
+  $('story-exit').addEventListener('click', toggleStory);
+  renderStory();
   $('btn-theme').addEventListener('click', toggleTheme);
   window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', redrawAll);
   $('controls-form').addEventListener('submit', (e) => e.preventDefault());
@@ -286,6 +376,8 @@ function wireUI() {
   wireKeys({
     play: () => player.play(), step: (d) => player.step(d), home: () => player.home(), end: () => player.end(),
     lecture: toggleLecture, theme: toggleTheme, preset: (i) => applyPreset(Object.keys(ctx.presets)[i]),
+    lane: () => { const s = ctx.optional[0]; if (s) onLane(s, !view.get().lanes.includes(s)); },
+    story: toggleStory, storyStep: storyStepBy,
   }, lanes.passMax);
   // Canvases size to the figure's width; a height change is redrawn by whatever caused it.
   let figWidth = -1;
@@ -293,6 +385,8 @@ function wireUI() {
     const w = entries[entries.length - 1].contentRect.width;
     if (w !== figWidth) { figWidth = w; requestAnimationFrame(redrawAll); }
   }).observe(document.querySelector('.figures'));
+  // lecture mode fits the lanes to the window's height as well
+  window.addEventListener('resize', () => { if (view.get().lecture) requestAnimationFrame(redrawAll); });
 }
 
 function toggleTheme() { view.toggleTheme(); writeURL(); redrawAll(); }

@@ -23,6 +23,8 @@ Every hook a policy may use is declared below with its default:
                      the core then cuts the run at the first pass starting at/after the next arrival.
     extra_metrics()  Counters of this policy merged into the result's metrics (vllm: swap and
                      recompute totals); {} by default.
+    block_view()     The paged pool sampled over the run (vllm: blocks.BlockSamples), for the
+                     result's kv_blocks; None by default.
     kv_after(k)      KV tokens in use after the k passes just run, when the policy keeps its own
                      account (vllm: tokens in allocated blocks, shared blocks once); None: the
                      residents' prefilled + emitted tokens.
@@ -82,6 +84,9 @@ class Policy:
         return {}
 
     kv_after = None
+
+    def block_view(self):
+        return None
 
 
 REGISTRY = {}

@@ -57,7 +57,7 @@ repeats with no token produced and no arrival pending) and stops with a Scenario
 import heapq
 from collections import deque
 
-from ..blocks import CountingPool, PrefixCachePool, cdiv
+from ..blocks import BlockSamples, CountingPool, PrefixCachePool, cdiv, sample_cap
 from ..core import FINAL, PAUSED, PREFILL
 from ..errors import ScenarioError
 from ..kv import kv_pool
@@ -143,6 +143,7 @@ class VLLM(Policy):
         self.recomputed = 0
         self.pc = {"queries": 0, "hits": 0, "preempted_queries": 0, "preempted_hits": 0}
         self.plan_log = None          # tests: a list to record every planned step into
+        self.samples = BlockSamples(sample_cap(self.max_seqs), bs, total)
 
     @classmethod
     def check(cls, scenario, trace):
@@ -196,6 +197,10 @@ class VLLM(Policy):
         self._apply(sched, preempted, admitted)
         self.plan_passes = sim.passes
         self._set_horizon(sched, preempted, info)
+        if sched:
+            slot_of = self.slot_of
+            self.samples.take(sim.passes + 1, self.pool,
+                              ((r, slot_of[r]) for r in self.running if r in slot_of))
         if self.plan_log is not None:
             self.plan_log.append({"pass": sim.passes + 1, "tokens": dict(sched),
                                   "preempted": preempted, "admitted": admitted,
@@ -206,6 +211,9 @@ class VLLM(Policy):
 
     def horizon(self):
         return self.h
+
+    def block_view(self):
+        return self.samples.document()
 
     def wants_arrivals(self):
         return self.wants

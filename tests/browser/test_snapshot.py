@@ -1,6 +1,6 @@
 """Whatever the page asks before its engine is live, the build-time snapshot answers: for the default
-view, every preset (by link and by button), every embedded figure and every example link in the
-README. The engine is held back (its runtime download is aborted), so the page can only use the
+view, every preset (by link and by button), every embedded figure, every story step and every
+example link in the README. The engine is held back (its runtime download is aborted), so the page can only use the
 snapshot; a request it misses is counted in <html data-snapshot-misses>."""
 
 import re
@@ -26,8 +26,8 @@ def _misses(page):
 
 @pytest.fixture(scope="module")
 def start_searches(native):
-    schema, presets = native("schema", {}), native("presets", {})
-    return searches(presets, schema["figures"])
+    schema, presets, story = native("schema", {}), native("presets", {}), native("story", {})
+    return searches(presets, schema["figures"], story)
 
 
 def test_every_start_up_request_is_in_the_snapshot(strict_page, site_url, start_searches):

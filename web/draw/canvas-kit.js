@@ -37,6 +37,7 @@ export function theme() {
     paddingInk: v('--padding-ink'), paddingBg: v('--padding-bg'), idle: v('--idle'), playhead: v('--playhead'),
     font: v('--font') || 'sans-serif',
     scale: parseFloat(v('--chart-scale')) || 1,   // lecture mode enlarges canvas text
+    heightScale: parseFloat(v('--chart-height')) || 1,   // an embed's charts are shorter
   };
   return themeCache;
 }

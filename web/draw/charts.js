@@ -8,13 +8,14 @@ import { fmt } from './format.js';
 /**
  * spec: { height, x: {label, min, max, log2?, fmt?}, y: {label, min?, max?, fmt?, color?},
  *         y2?: {...}, series: [{name, color, axis: 'y'|'y2', points: [[x, y|null], ...], dash?}],
- *         hlines?: [{y, axis, label, color}], marks?: [{x, label, color}], pending?: [x, ...] }
+ *         hlines?: [{y, axis, label, color}], marks?: [{x, label, color}], pending?: [x, ...],
+ *         keys?: [{symbol, text, color?}] (legend entries for the marks: ▲ beyond the axis, …) }
  */
 export function lineChart(canvas, spec) {
   const t = theme();
-  const { ctx, w, h } = setupCanvas(canvas, (spec.height ?? 240) * t.scale);
+  const { ctx, w, h } = setupCanvas(canvas, (spec.height ?? 240) * t.scale * t.heightScale);
   const k = t.scale;
-  const m = { l: 52 * k, r: spec.y2 ? 56 * k : 16, t: 22 * k, b: 38 * k };
+  const m = { l: 52 * k, r: spec.y2 ? 56 * k : 16, t: (spec.keys?.length ? 36 : 22) * k, b: 38 * k };
   const pw = Math.max(10, w - m.l - m.r), ph = Math.max(10, h - m.t - m.b);
 
   const xs = spec.x;
@@ -125,9 +126,19 @@ export function lineChart(canvas, spec) {
   ctx.font = font(11); ctx.textBaseline = 'top'; ctx.textAlign = 'left';
   for (const s of spec.series) {
     if (!s.name) continue;
-    ctx.fillStyle = s.color; ctx.fillRect(lx, 7, 12, 3);
-    ctx.fillStyle = t.ink; ctx.fillText(s.name, lx + 16, 3);
-    lx += 28 + ctx.measureText(s.name).width;
+    ctx.fillStyle = s.color; ctx.fillRect(lx, 7 * k, 12 * k, 3 * k);
+    ctx.fillStyle = t.ink; ctx.fillText(s.name, lx + 16 * k, 3);
+    lx += 28 * k + ctx.measureText(s.name).width;
+  }
+  // Keys for the marks, after the series (on a second line when the first is full).
+  let ky = 3;
+  const right = spec.y2 ? w - 4 - ctx.measureText(spec.y2.label).width - 16 : w - 4;
+  for (const key of spec.keys || []) {
+    const text = `${key.symbol} ${key.text}`;
+    const tw = ctx.measureText(text).width;
+    if (lx + tw > right) { lx = m.l + 8; ky += 14 * k; }
+    ctx.fillStyle = key.color || t.ink; ctx.fillText(text, lx, ky);
+    lx += tw + 14 * k;
   }
   return { X, Y: sy.Y, Y2: sy2?.Y };
 }

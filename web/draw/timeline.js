@@ -8,8 +8,12 @@ import { colorFor, setupCanvas, theme, hatch, niceTicks, font } from './canvas-k
 import { fmt } from './format.js';
 import { LAYOUTS, PHASE, count, rowOf } from '../state/records.js';
 
-export const GUTTER = 34;      // px for slot labels
-export const AXIS_H = 18;      // px for the pass axis under the rows
+const GUTTER = 34;             // px for slot labels (x the chart scale)
+const AXIS_H = 18;             // px for the pass axis under the rows (x the chart scale)
+/** The slot-label gutter and the pass axis at the current chart scale (lecture mode enlarges
+ *  canvas text, so both grow with it). */
+export function gutter() { return Math.round(GUTTER * theme().scale); }
+export function axisHeight() { return Math.ceil(AXIS_H * theme().scale); }
 
 const indexCache = new WeakMap();
 
@@ -30,14 +34,16 @@ export function indexSegments(result, slots) {
   return idx;
 }
 
-/** Row height that keeps a lane readable for 1 slot and bounded for 4,096. */
-function laneHeight(slots, lecture = false, compact = false) {
-  const rowH = rowHeight(slots, lecture, compact);
-  return Math.ceil(rowH * slots) + AXIS_H;
+/** Row height that keeps a lane readable for 1 slot and bounded for 4,096; `rowsPx` (lecture mode:
+ *  what the viewport leaves each lane) replaces the usual total. */
+function laneHeight(slots, lecture = false, compact = false, rowsPx = null) {
+  const rowH = rowHeight(slots, lecture, compact, rowsPx);
+  return Math.ceil(rowH * slots) + axisHeight();
 }
-function rowHeight(slots, lecture, compact) {
+function rowHeight(slots, lecture, compact, rowsPx = null) {
   // compact: an embedded figure has to fit an iframe without scrolling.
-  const maxH = compact ? 16 : lecture ? 30 : 24, total = compact ? 128 : lecture ? 240 : 210;
+  const maxH = compact ? 16 : lecture ? 72 : 40;
+  const total = rowsPx ?? (compact ? 128 : lecture ? 240 : 210);
   return Math.max(Math.min(maxH, total / slots), 0.75);
 }
 
@@ -48,9 +54,10 @@ function rowHeight(slots, lecture, compact) {
 export function draw(canvas, result, view) {
   const idx = indexSegments(result, view.slots);
   const slots = idx.slots;
-  const { ctx, dpr, w, h } = setupCanvas(canvas, laneHeight(slots, view.lecture, view.compact));
+  const { ctx, dpr, w, h } = setupCanvas(canvas, laneHeight(slots, view.lecture, view.compact, view.rowsPx));
   const t = theme();
-  const rowH = rowHeight(slots, view.lecture, view.compact);
+  const rowH = rowHeight(slots, view.lecture, view.compact, view.rowsPx);
+  const GUTTER = gutter();
   const plotW = Math.max(10, w - GUTTER - 4);
   const passMax = Math.max(1, view.passMax || idx.passes || 1);
   const X = (pass) => GUTTER + (pass / passMax) * plotW;
@@ -86,13 +93,21 @@ export function draw(canvas, result, view) {
   }
 
   // Highlight the hovered / focused request wherever it sits.
+  // Its stays in one row closer than 3 px merge into one outline: a request preempted hundreds of
+  // times is outlined where it was, not painted over as a solid block.
   if (view.hoverId != null) {
     ctx.strokeStyle = t.ink; ctx.lineWidth = 1.5;
+    const outline = (s, x0, x1) => ctx.strokeRect(x0 + 0.75, s * rowH + 0.75, Math.max(1, x1 - x0 - 1.5), Math.max(1, rowH - gap - 1.5));
     for (let s = 0; s < slots; s++) {
+      let open = null;
       for (const [first, last, rid] of idx.rows[s]) {
         if (rid !== view.hoverId) continue;
-        ctx.strokeRect(X(first - 1) + 0.75, s * rowH + 0.75, Math.max(1, X(last) - X(first - 1) - 1.5), Math.max(1, rowH - gap - 1.5));
+        const x0 = X(first - 1), x1 = X(last);
+        if (open && x0 - open[1] < 3) { open[1] = x1; continue; }
+        if (open) outline(s, ...open);
+        open = [x0, x1];
       }
+      if (open) outline(s, ...open);
     }
   }
 
@@ -119,23 +134,24 @@ export function draw(canvas, result, view) {
 
   // Slot labels.
   ctx.fillStyle = t.muted; ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
-  if (rowH >= 11) {
-    ctx.font = font(Math.min(12, rowH - 2));
+  if (rowH >= 11 * t.scale) {
+    ctx.font = font(Math.min(12, (rowH - 2) / t.scale));
     for (let s = 0; s < slots; s++) ctx.fillText(String(s + 1), GUTTER - 6, s * rowH + rowH / 2);
   } else {
+    const half = 6 * t.scale;
     ctx.font = font(10);
-    ctx.fillText('1', GUTTER - 6, Math.min(6, rowsH / 2));
-    ctx.fillText(String(slots), GUTTER - 6, Math.max(rowsH - 6, rowsH / 2));
+    ctx.fillText('1', GUTTER - 6, Math.min(half, rowsH / 2));
+    if (slots > 1 && rowsH >= 4 * half) ctx.fillText(String(slots), GUTTER - 6, Math.max(rowsH - half, rowsH / 2));
   }
 
   // Pass axis.
   ctx.font = font(10); ctx.textBaseline = 'top'; ctx.fillStyle = t.muted; ctx.strokeStyle = t.faint;
-  const ticks = niceTicks(0, passMax, Math.max(2, Math.floor(plotW / 90)));
+  const ticks = niceTicks(0, passMax, Math.max(2, Math.floor(plotW / (90 * t.scale))));
   for (const tk of ticks) {
     const x = X(tk);
     ctx.beginPath(); ctx.moveTo(x + 0.5, rowsH); ctx.lineTo(x + 0.5, rowsH + 3); ctx.stroke();
     ctx.textAlign = tk === 0 ? 'left' : 'center';
-    if (x < w - 60) ctx.fillText(fmt(tk), x, rowsH + 4);
+    if (x < w - 60 * t.scale) ctx.fillText(fmt(tk), x, rowsH + 4);
   }
   ctx.textAlign = 'right';
   ctx.fillText('pass →', w - 2, rowsH + 4);
@@ -146,7 +162,7 @@ export function draw(canvas, result, view) {
     ctx.beginPath(); ctx.moveTo(x + 0.5, 0); ctx.lineTo(x + 0.5, rowsH); ctx.stroke(); ctx.setLineDash([]);
     ctx.fillStyle = t.ink; ctx.textAlign = 'left'; ctx.textBaseline = 'middle'; ctx.font = font(11, 600);
     const label = `done in ${fmt(idx.passes)} passes`;
-    if (x + 8 + ctx.measureText(label).width < w) ctx.fillText(label, x + 6, Math.min(rowsH / 2, 10));
+    if (x + 8 + ctx.measureText(label).width < w) ctx.fillText(label, x + 6, Math.min(rowsH / 2, 10 * t.scale));
   }
   return { rowH, plotW, passMax };
 }
@@ -154,7 +170,8 @@ export function draw(canvas, result, view) {
 /** Which slot / pass / request sits under CSS pixel (x, y)? */
 export function hitTest(canvas, result, view, x, y) {
   const idx = indexSegments(result, view.slots);
-  const rowH = rowHeight(idx.slots, view.lecture, view.compact);
+  const rowH = rowHeight(idx.slots, view.lecture, view.compact, view.rowsPx);
+  const GUTTER = gutter();
   const plotW = Math.max(10, canvas.clientWidth - GUTTER - 4);
   const passMax = Math.max(1, view.passMax || idx.passes || 1);
   if (x < GUTTER || y < 0 || y >= rowH * idx.slots) return null;

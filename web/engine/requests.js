@@ -3,7 +3,7 @@
 // module in Node), so whatever the page asks before its engine is live is already answered.
 
 import { scenarioFrom } from '../state/schema.js';
-import { parseURL } from '../state/url.js';
+import { parseURL, storyStep } from '../state/url.js';
 
 /** Deterministic JSON (sorted keys): the key a request is matched by in the build-time snapshot. */
 export function canonical(x) {
@@ -16,6 +16,7 @@ export function canonical(x) {
 
 export const SCHEMA = { method: 'schema', params: {} };
 export const PRESETS = { method: 'presets', params: {} };
+export const STORY = { method: 'story', params: {} };
 export const KV_PRESETS = { method: 'kv', params: { presets: true } };
 
 /** The schedulers on screen: the base pair, then the optional lanes switched on. */
@@ -63,7 +64,7 @@ export function pageRequests(ctx, state) {
   const scenario = scenarioFrom(fields, state.values);
   if (state.items) (scenario.workload ??= {}).items = state.items;   // the reader's own trace file
   const lanes = lanesOf(schema.schedulers, state.view);
-  const only = state.view.embed;
+  const only = embeddedFigure(ctx, state.view);
   const wants = (fig) => !only || only === fig;
   const out = { main: compareRequest(scenario, lanes), sweeps: {}, stall: null, kv: [] };
   for (const [name, fig] of Object.entries(schema.figures)) {
@@ -74,11 +75,17 @@ export function pageRequests(ctx, state) {
   return out;
 }
 
+/** The figure an embed shows: its own, or for the story the figure its step highlights. */
+export function embeddedFigure(ctx, view) {
+  if (view.embed !== 'story') return view.embed;
+  return (storyStep(ctx, view) || ctx.story?.[0])?.highlight ?? null;
+}
+
 /** Every request the page makes before its engine is live, for each of these URLs' states. */
 export function startupRequests(ctx, searches) {
   const seen = new Map();
   const add = (r) => { if (r) seen.set(canonical(r), r); };
-  add(SCHEMA); add(PRESETS);
+  add(SCHEMA); add(PRESETS); add(STORY);
   for (const search of searches) {
     const state = parseURL(search, ctx);
     const reqs = pageRequests(ctx, state);

@@ -118,7 +118,8 @@ export function valuesFromScenario(fields, scenario) {
   return v;
 }
 
-function sameValues(fields, a, b) { return fields.every((f) => a[f.path] === b[f.path]); }
+/** Do two value sets agree on every field? */
+export function sameValues(fields, a, b) { return fields.every((f) => a[f.path] === b[f.path]); }
 
 /** Which preset (if any) the values equal exactly. */
 export function matchingPreset(fields, presets, values) {

@@ -3,6 +3,7 @@
 // parsed as numbers or matched against known choices, anything else becomes a message.
 
 import { parseField, defaults, valuesFromScenario, matchingPreset, exists } from './schema.js';
+import { PLAY_SECONDS, DEFAULT_PLAY_SECONDS } from './view.js';
 
 const FLAG_ON = ['1', 'true', 'yes', 'on'];
 const FLAG_OFF = ['0', 'false', 'no', 'off'];
@@ -22,14 +23,14 @@ function flag(q, key, errors) {
 }
 
 /**
- * The view part of a URL: {view: {embed, lecture, theme, pass, preset, lanes}, errors}.
+ * The view part of a URL: {view: {embed, lecture, theme, pass, preset, lanes, speed, story}, errors}.
  * ctx.figures: the figure names an embed may show; ctx.optional: schedulers a reader may add as
  * lanes (`<name>=1`); ctx.presets (optional): the presets, whose lanes apply unless overridden.
  */
 export function parseView(search, ctx) {
   const q = new URLSearchParams(search);
   const errors = {};
-  const view = { embed: null, lecture: false, theme: null, pass: null, preset: null, lanes: [] };
+  const view = { embed: null, lecture: false, theme: null, pass: null, preset: null, lanes: [], speed: DEFAULT_PLAY_SECONDS, story: null };
   view.lecture = q.has('lecture') && flag(q, 'lecture', errors);
   const th = q.get('theme');
   if (th != null) {
@@ -47,16 +48,33 @@ export function parseView(search, ctx) {
     if (/^\d+$/.test(p) && Number.isSafeInteger(n)) view.pass = n;
     else errors.pass = `pass = ${show(p)}: must be an integer from 0 to the number of passes`;
   }
+  const sp = q.get('speed');
+  if (sp != null) {
+    if (PLAY_SECONDS.map(String).includes(sp)) view.speed = Number(sp);
+    else errors.speed = `speed = ${show(sp)}: must be one of ${PLAY_SECONDS.join(', ')} (seconds a run plays in)`;
+  }
   const preset = q.get('preset');
   if (preset != null && ctx.presets) {
     if (Object.prototype.hasOwnProperty.call(ctx.presets, preset)) view.preset = preset;
     else errors.preset = `preset = ${show(preset)}: must be one of ${Object.keys(ctx.presets).join(', ')}`;
   }
-  const presetLanes = view.preset ? ctx.presets[view.preset].schedulers || [] : [];
+  const st = q.get('story');
+  if (st != null && ctx.story) {
+    const n = Number(st);
+    if (/^\d+$/.test(st) && n >= 1 && n <= ctx.story.length) view.story = n;
+    else errors.story = `story = ${show(st)}: must be a step from 1 to ${ctx.story.length}`;
+  }
+  const step = storyStep(ctx, view);
+  const presetLanes = step ? step.schedulers || [] : view.preset ? ctx.presets[view.preset].schedulers || [] : [];
   for (const s of ctx.optional || []) {
     if (q.has(s) ? flag(q, s, errors) : presetLanes.includes(s)) view.lanes.push(s);
   }
   return { view, errors };
+}
+
+/** The story step a view is on ({title, text, scenario, schedulers, highlight, focus}), or null. */
+export function storyStep(ctx, view) {
+  return view?.story ? ctx.story?.[view.story - 1] ?? null : null;
 }
 
 /**
@@ -66,8 +84,10 @@ export function parseView(search, ctx) {
 export function parseURL(search, ctx) {
   const { view, errors } = parseView(search, ctx);
   const q = new URLSearchParams(search);
-  const values = view.preset ? valuesFromScenario(ctx.fields, ctx.presets[view.preset].scenario || {})
-    : defaults(ctx.fields);
+  const step = storyStep(ctx, view);
+  const values = step ? valuesFromScenario(ctx.fields, step.scenario || {})
+    : view.preset ? valuesFromScenario(ctx.fields, ctx.presets[view.preset].scenario || {})
+      : defaults(ctx.fields);
   for (const f of ctx.fields) {
     // a field's former URL names still work (old links); the current name wins
     const key = [f.url, ...(f.aliases || [])].find((k) => q.has(k));
@@ -83,9 +103,11 @@ export function parseURL(search, ctx) {
  *  and differs from its default; then the view. */
 export function toQuery(ctx, values, view) {
   const q = new URLSearchParams();
-  const preset = matchingPreset(ctx.fields, ctx.presets, values);
-  if (preset && preset !== ctx.defaultPreset) q.set('preset', preset);
-  if (!preset) {
+  const step = storyStep(ctx, view);
+  const preset = step ? null : matchingPreset(ctx.fields, ctx.presets, values);
+  if (step) q.set('story', String(view.story));      // the step's own scenario (main.js keeps them equal)
+  else if (preset && preset !== ctx.defaultPreset) q.set('preset', preset);
+  if (!preset && !step) {
     for (const f of ctx.fields) {
       const v = values[f.path];
       if (exists(f, values, ctx.fields) && v !== f.default) q.set(f.url, v === null ? 'none' : String(v));
@@ -96,6 +118,7 @@ export function toQuery(ctx, values, view) {
   if (view.theme) q.set('theme', view.theme);
   if (view.embed) q.set('embed', view.embed);
   if (view.pass != null) q.set('pass', String(view.pass));
+  if (view.speed != null && view.speed !== DEFAULT_PLAY_SECONDS) q.set('speed', String(view.speed));
   const s = q.toString();
   return s ? `?${s}` : '';
 }

@@ -2,8 +2,14 @@
 // here, and the DOM (html attributes, classes, the buttons that show them) is set from it, never
 // the other way round.
 
+export const PLAY_SECONDS = [4, 8, 20, 60];   // a whole run plays in one of these (the speed control)
+export const DEFAULT_PLAY_SECONDS = 8;
+
 export function createView(root, doc = document) {
-  const view = { embed: null, lecture: false, theme: null, lanes: [] };
+  // story: the story step shown (1-based) or null; storyFigure / storyFocus: what the step
+  // highlights (a figure; a lane's scheduler or "blocks"), set with it by main.js
+  const view = { embed: null, lecture: false, theme: null, lanes: [], speed: DEFAULT_PLAY_SECONDS,
+    story: null, storyFigure: null, storyFocus: null };
   const $ = (id) => doc.getElementById(id);
 
   function prefersDark() { return window.matchMedia('(prefers-color-scheme: dark)').matches; }
@@ -20,7 +26,13 @@ export function createView(root, doc = document) {
       themeBtn.setAttribute('aria-label', dark ? 'Switch to light mode' : 'Switch to dark mode');
     }
     if (view.embed) root.dataset.embed = view.embed; else delete root.dataset.embed;
-    for (const s of doc.querySelectorAll('[data-figure]')) s.classList.toggle('embedded', s.dataset.figure === view.embed);
+    if (view.story) root.dataset.story = String(view.story); else delete root.dataset.story;
+    $('btn-story')?.setAttribute('aria-pressed', String(!!view.story));
+    const shown = view.embed === 'story' ? view.storyFigure : view.embed;
+    for (const s of doc.querySelectorAll('[data-figure]')) {
+      s.classList.toggle('embedded', s.dataset.figure === shown || (view.embed === 'story' && s.dataset.figure === 'story'));
+      s.classList.toggle('story-shown', !!view.story && s.dataset.figure === view.storyFigure);
+    }
     const open = $('embed-open');
     if (open) open.hidden = !view.embed;
   }

@@ -18,17 +18,28 @@ export function showStatus(s) {
   const text = STAGES[s.stage] || s.stage;
   const pct = s.stage !== 'ready' && s.stage !== 'failed' && s.progress > 0 ? ` ${Math.round(100 * s.progress)}%` : '';
   const slow = s.stage === 'ready' && s.via === 'fresh' ? ` (${s.detail})` : '';
+  // an embed says it quietly, beside its link out
+  const quiet = $('embed-status');
+  if (quiet) quiet.textContent = s.stage === 'ready' ? 'live engine' : s.stage === 'failed' ? 'build-time result (engine failed to load)' : `build-time result · engine loading${pct}`;
   $('engine-status-text').textContent = s.stage === 'failed'
     ? `${text}: ${s.detail}. Showing the build-time result.`
     : `${text}${pct}${s.stage === 'ready' ? slow : '… (showing the build-time result)'}`;
   $('engine-progress').value = s.progress || 0;
 }
 
-export function buildPresetButtons(box, presets, onPick) {
+/** One button per preset. Each says which lanes it shows: a preset that adds a lane beyond the base
+ *  pair (vllm) is tagged with it, and its title lists them all. schedulers: the schema's. */
+export function buildPresetButtons(box, presets, onPick, schedulers) {
   box.replaceChildren();
+  const label = (s) => schedulers.find((x) => x.name === s)?.label || s;
+  const base = schedulers.filter((s) => s.base).map((s) => s.name);
   Object.entries(presets).forEach(([name, p], i) => {
-    const b = el('button', { type: 'button', 'data-preset': name, title: p.description || '', 'aria-pressed': 'false' },
-      i < 9 ? el('kbd', { text: String(i + 1) }) : null, document.createTextNode(p.label || name));
+    const extra = (p.schedulers || []).filter((s) => !base.includes(s));
+    const lanes = `Lanes: ${(p.schedulers || base).map(label).join(', ')}${extra.length ? '' : ' (no vLLM lane)'}`;
+    const b = el('button', { type: 'button', 'data-preset': name, title: `${p.description || ''}\n${lanes}`, 'aria-pressed': 'false',
+      'data-lanes': (p.schedulers || base).join(',') },
+    i < 9 ? el('kbd', { text: String(i + 1) }) : null, document.createTextNode(p.label || name),
+    ...extra.map((s) => el('span', { class: 'tag', text: `+ ${label(s).split(' ')[0]}` })));
     b.addEventListener('click', () => onPick(name));
     box.append(b);
   });
@@ -47,7 +58,7 @@ export function wireExports(ctx, figures) {
     $('export-status').textContent = ok ? 'Link copied.' : 'Link selected below: copy it with Ctrl+C.';
   });
   $('btn-copy-embed').addEventListener('click', async () => {
-    const ok = await X.copyText(X.embedSnippet(location.href, $('embed-figure').value), $('share-text'));
+    const ok = await X.copyText(X.embedSnippet(location.href, $('embed-figure').value, figures), $('share-text'));
     $('export-status').textContent = ok ? 'Embed snippet copied.' : 'Snippet selected below: copy it with Ctrl+C.';
   });
   $('btn-png').addEventListener('click', async () => {
@@ -61,22 +72,55 @@ export function wireExports(ctx, figures) {
   $('btn-json').addEventListener('click', () => X.download(X.fileName('result', 'json'), X.toJSON(ctx.request(), ctx.result()), 'application/json'));
 }
 
-/** keys: {play, step(delta), home, end, lecture, theme, preset(i)}; passMax() for the big step. */
+const TEXT_TYPES = new Set(['', 'text', 'number', 'search', 'email', 'url', 'tel', 'password']);
+/** Is the reader typing (a text field, a textarea, a select's own keys)? Then no shortcut. */
+function typing(t) {
+  if (!t || t.isContentEditable) return !!t;
+  if (t.tagName === 'TEXTAREA' || t.tagName === 'SELECT') return true;
+  return t.tagName === 'INPUT' && TEXT_TYPES.has((t.getAttribute('type') || '').toLowerCase());
+}
+/** A control the keyboard put focus on keeps its own Space (a button, a checkbox); one a mouse
+ *  click focused gives it to the player. */
+const keyboardFocused = (t) => t?.matches?.(':focus-visible');
+const ownsSpace = (t) => t && (t.tagName === 'BUTTON' || t.tagName === 'SUMMARY' || t.tagName === 'A'
+  || (t.tagName === 'INPUT' && ['checkbox', 'radio', 'file'].includes(t.type)));
+
+/**
+ * keys: {play, step(delta), home, end, lecture, theme, preset(i), lane() (V: the vLLM lane),
+ * story() (S), storyStep(delta) (PageDown / PageUp: true when in story mode)}; passMax() for the
+ * big step. Shortcuts work wherever focus is except in text fields; after a mouse click, the
+ * button or slider clicked lets go of the focus, so Space plays and digits switch presets.
+ */
 export function wireKeys(keys, passMax) {
+  document.addEventListener('click', (e) => {
+    const t = e.target?.closest?.('button, input[type="range"], input[type="checkbox"], summary');
+    if (t && e.detail > 0 && !t.closest('dialog')) t.blur();   // a pointer click (detail 0: keyboard)
+  });
+  document.addEventListener('pointerup', (e) => {
+    if (e.target?.matches?.('input[type="range"]')) e.target.blur();
+  });
   document.addEventListener('keydown', (e) => {
-    const tag = e.target?.tagName;
-    if (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA' || e.ctrlKey || e.metaKey || e.altKey) return;
+    const t = e.target;
+    if (typing(t) || e.ctrlKey || e.metaKey || e.altKey) return;
+    const range = t?.tagName === 'INPUT' && t.type === 'range';
     const big = Math.max(1, Math.round(passMax() / 10));
     switch (e.key) {
       case ' ':
-        if (tag === 'BUTTON') return;   // the button's own click handles it
+        if (ownsSpace(t) && keyboardFocused(t)) return;   // its own activation
         e.preventDefault(); keys.play(); break;
-      case 'ArrowRight': e.preventDefault(); keys.step(e.shiftKey ? big : 1); break;
-      case 'ArrowLeft': e.preventDefault(); keys.step(e.shiftKey ? -big : -1); break;
-      case 'Home': e.preventDefault(); keys.home(); break;
-      case 'End': e.preventDefault(); keys.end(); break;
+      case 'ArrowRight': case 'ArrowLeft': case 'Home': case 'End':
+        if (range) return;                                   // the scrubber moves itself (its input event)
+        e.preventDefault();
+        if (e.key === 'ArrowRight') keys.step(e.shiftKey ? big : 1);
+        else if (e.key === 'ArrowLeft') keys.step(e.shiftKey ? -big : -1);
+        else if (e.key === 'Home') keys.home(); else keys.end();
+        break;
+      case 'PageDown': if (keys.storyStep(1)) e.preventDefault(); break;
+      case 'PageUp': if (keys.storyStep(-1)) e.preventDefault(); break;
       case 'l': case 'L': keys.lecture(); break;
       case 'd': case 'D': keys.theme(); break;
+      case 'v': case 'V': keys.lane(); break;
+      case 's': case 'S': keys.story(); break;
       default: {
         const n = Number(e.key);
         if (Number.isInteger(n) && n >= 1 && n <= 9 && keys.preset(n - 1)) e.preventDefault();

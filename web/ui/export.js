@@ -1,20 +1,39 @@
 // Exports: PNG of the timelines, CSV of every request, JSON of the engine's result; copy link and
-// copy an iframe embed snippet. Numbers are written with String(n), exactly as the engine gave them.
+// copy an iframe embed snippet. The JSON keeps the engine's numbers exactly; the CSV's headers carry
+// units and its times are rounded to the microsecond (CSV_TIME_DIGITS decimals of a millisecond).
 
 import { theme, font } from '../draw/canvas-kit.js';
 import { LAYOUTS, count, toRows } from '../state/records.js';
 
+export const CSV_TIME_DIGITS = 3;
+
+/** A column's header with its unit: "ttft (ms)", "prompt (tokens)", "done_pass (pass)". */
+function csvHeader(f, timeUnit) {
+  const unit = f.unit === 'time' ? timeUnit : f.unit;
+  return unit ? `${f.name} (${unit})` : f.name;
+}
+
+/** A value for the CSV: integers as they are, times rounded (a float that is not a time never
+ *  occurs in the request record, but would be kept at 6 significant digits). */
+function csvValue(v, f) {
+  if (Number.isInteger(v)) return String(v);
+  if (!Number.isFinite(v)) return '';
+  return String(f.unit === 'time' ? +v.toFixed(CSV_TIME_DIGITS) : +v.toPrecision(6));
+}
+
 /** One row per request per scheduler; the columns are the declared request record (records.py). */
 export function toCSV(compare, schedulers) {
-  const cols = LAYOUTS.request.map((f) => f.name);
-  const lines = [['scheduler', ...cols].join(',')];
+  const layout = LAYOUTS.request;
+  const cols = layout.map((f) => f.name);
+  const unit = schedulers.map((s) => compare[s]?.unit).find(Boolean) || 'ms';
+  const lines = [['scheduler', ...layout.map((f) => csvHeader(f, unit))].join(',')];
   // a production trace's attribution travels with its numbers (CC BY 4.0), as a comment line
   const credit = schedulers.map((s) => compare[s]?.credit).find(Boolean);
   if (credit) lines.unshift(`# ${credit}`);
   for (const s of schedulers) {
     const t = compare[s]?.requests;
     if (!t) continue;
-    for (let i = 0; i < count(t); i++) lines.push([s, ...cols.map((k) => String(t.columns[k][i]))].join(','));
+    for (let i = 0; i < count(t); i++) lines.push([s, ...cols.map((k, j) => csvValue(t.columns[k][i], layout[j]))].join(','));
   }
   return `${lines.join('\n')}\n`;
 }
@@ -80,11 +99,30 @@ export async function copyText(text, textarea) {
   }
 }
 
-export function embedSnippet(url, figure) {
+/** The iframe for one figure: its own height (figures.py embed_height), no border, and
+ *  data-cbx-embed so the README's few-line listener resizes it to the height the page posts. */
+export function embedSnippet(url, figure, figures) {
   const u = new URL(url);
   u.searchParams.delete('lecture');
+  u.searchParams.delete('pass');
   u.searchParams.set('embed', figure);
-  const h = { timeline: 540, metrics: 640, skew: 400, slots: 400, cost: 380, kv: 460, check: 220 }[figure] || 460;
-  const title = `Continuous Batching Explorer: ${figure}`;
-  return `<iframe src="${u.href.replace(/"/g, '&quot;')}" width="100%" height="${h}" title="${title}" loading="lazy" referrerpolicy="no-referrer"></iframe>`;
+  const f = figures[figure] || {};
+  const title = `Continuous Batching Explorer: ${f.title || figure}`.replace(/"/g, '&quot;');
+  return `<iframe src="${u.href.replace(/"/g, '&quot;')}" width="820" height="${f.embed_height || 520}" `
+    + `style="border:0;width:100%;max-width:820px" title="${title}" loading="lazy" referrerpolicy="no-referrer" data-cbx-embed></iframe>`;
+}
+
+/** In an embed: tell the host page the document's height whenever it changes
+ *  ({type: "cbx:height", figure, height}; the README shows the listener). */
+export function postHeight(figure) {
+  if (window.parent === window) return;
+  let last = 0;
+  const send = () => {
+    const height = Math.ceil(document.body.getBoundingClientRect().bottom);
+    if (height === last) return;
+    last = height;
+    window.parent.postMessage({ type: 'cbx:height', figure, height }, '*');   // a height only: no data
+  };
+  new ResizeObserver(send).observe(document.body);
+  send();
 }

@@ -8,6 +8,10 @@ export function renderHeadline(cmp, [slow, fast]) {
   const sp = cmp.speedup || {};
   const set = (id, v) => { const e = $(id); e.dataset.value = v == null ? '' : String(v); e.textContent = v == null ? '–' : v.toFixed(2); };
   set('hl-speedup', sp.time);
+  // "×1.00 faster" reads oddly: equal lengths or one slot make continuous batching no faster.
+  const shown = sp.time == null ? null : sp.time.toFixed(2);
+  $('hl-verdict-pre').textContent = shown === '1.00' ? 'no faster (' : '';
+  $('hl-verdict').textContent = shown === '1.00' ? ')' : shown != null && sp.time < 1 ? ' as fast (slower)' : ' faster';
   set('hl-speedup-passes', sp.passes);
   $('hl-passes-cont').textContent = fmt(cmp[fast].metrics.passes);
   $('hl-passes-static').textContent = fmt(cmp[slow].metrics.passes);

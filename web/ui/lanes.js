@@ -1,9 +1,10 @@
-// The timeline lanes: one canvas per scheduler on screen (plus the KV strip under a lane that has a
-// KV budget), their readouts, the hover / keyboard tooltip. Drawing is draw/timeline.js; this module
-// owns the DOM around it and the pointer and keyboard on it.
+// The timeline lanes: one canvas per scheduler on screen (plus the block view of the paged KV pool
+// under a lane whose scheduler has one), their readouts, the hover / keyboard tooltip. Drawing is
+// draw/timeline.js and draw/blocks.js; this module owns the DOM around them, the pointer and
+// keyboard on them, and in lecture mode the height each lane gets so that all fit the screen.
 
-import { draw, hitTest, segmentAt, indexSegments, GUTTER, AXIS_H } from '../draw/timeline.js';
-import { drawKV } from '../draw/kvstrip.js';
+import { draw, hitTest, segmentAt, indexSegments, gutter, axisHeight } from '../draw/timeline.js';
+import { drawBlocks, blockHit, describeBlocks, blockViewHeight } from '../draw/blocks.js';
 import { colorFor } from '../draw/canvas-kit.js';
 import { fmt, fmtPct, fmtTime } from '../draw/format.js';
 import { el } from './dom.js';
@@ -24,6 +25,7 @@ export function createLanes(ctx) {
   const lanes = new Map();
   let hover = null;                  // {rid}: outlined in every lane, so its fate lines up
   let focus = null;                  // {s, slot}: keyboard inspection
+  let fitted = { key: null, rowsPx: null };   // lecture mode: rows' height per lane
 
   const slotsOf = (res) => getPath(res.scenario, rowsPath) ?? 1;
 
@@ -40,7 +42,33 @@ export function createLanes(ctx) {
     const pm = passMax();
     return { slots: slotsOf(res), passMax: pm, playhead: st.pass ?? pm, hoverId: hover?.rid ?? null,
       focus: focus?.s === s ? focus : null, lecture: st.lecture, compact: st.compact,
-      kvBudget: getPath(res.scenario, budgetPath) ?? null };
+      rowsPx: fitted.rowsPx, kvBudget: getPath(res.scenario, budgetPath) ?? null };
+  }
+
+  /**
+   * Lecture mode: the comparison fits the screen without scrolling. What the lanes' rows may use is
+   * the viewport's height less everything else that stays on screen (the header over the lanes,
+   * the legend and player under them, each lane's title, axis and block view), shared equally.
+   */
+  function fit() {
+    const st = ctx.state();
+    const on = st.lecture || st.compact;
+    const key = `${st.lecture}|${st.compact}|${innerWidth}x${innerHeight}|${ctx.container.dataset.lanes}`;
+    if (fitted.key === key) return;
+    fitted = { key, rowsPx: null };
+    if (!on || !lanes.size) return;
+    const box = ctx.container.getBoundingClientRect();
+    const top = box.top + (document.scrollingElement?.scrollTop || 0);
+    // everything under the lanes to the end of the page: legend, player, (embed) the link out
+    const below = document.body.getBoundingClientRect().bottom - box.bottom;
+    let fixed = 0;
+    for (const lane of lanes.values()) {
+      const kv = lane.kv && !lane.kv.hidden ? blockViewHeight({ lecture: st.lecture, compact: st.compact }) + 4 : 0;
+      fixed += lane.head.offsetHeight + axisHeight() + kv;
+    }
+    const gaps = parseFloat(getComputedStyle(ctx.container).rowGap) || 0;
+    const avail = innerHeight - top - below - fixed - gaps * (lanes.size - 1) - 12;   // 12: rounding
+    fitted.rowsPx = Math.max(st.compact ? 12 : 24, Math.floor(avail / lanes.size));
   }
 
   function ensure() {
@@ -54,12 +82,12 @@ export function createLanes(ctx) {
       const stats = el('div', { class: 'lane-stats' });
       const canvas = el('canvas', { class: 'timeline', tabindex: '0', role: 'img', 'data-lane': s,
         'aria-label': `${label} timeline: one row per slot, one column per forward pass. Arrow keys up and down inspect a slot at the playhead.` });
-      const lane = { s, title: label, canvas, stats, kv: null };
-      const wrap = el('div', { class: 'lane', 'data-lane': s },
-        el('div', { class: 'lane-head' }, el('div', { class: 'lane-title' }, document.createTextNode(`${label} `), el('small', { text: `— ${summary}` })), stats),
-        canvas);
+      const head = el('div', { class: 'lane-head' }, el('div', { class: 'lane-title' }, document.createTextNode(`${label} `), el('small', { text: `— ${summary}` })), stats);
+      const lane = { s, title: label, canvas, stats, head, kv: null };
+      const wrap = el('div', { class: 'lane', 'data-lane': s }, head, canvas);
       if (hasKV(s)) {
-        lane.kv = el('canvas', { class: 'kvstrip', role: 'img', 'aria-label': 'KV cache in use per pass, with the budget and preemptions' });
+        lane.kv = el('canvas', { class: 'blockview', role: 'img', tabindex: '-1', 'data-blocks': s,
+          'aria-label': 'The paged KV pool over the run: each running request\'s blocks by slot, free blocks holding a cached prefix, preemptions and prefix-cache hits' });
         wrap.append(lane.kv);
       }
       wire(lane);
@@ -72,11 +100,13 @@ export function createLanes(ctx) {
   /** Once per result: lane rows, their readouts and accessible descriptions. */
   function render() {
     ensure();
+    fitted.key = null;          // the header over the lanes may have changed height
     const { cmp } = ctx.state();
     for (const lane of lanes.values()) {
       const res = cmp[lane.s];
       if (!res) continue;
       const m = res.metrics;
+      if (lane.kv) lane.kv.hidden = !res.kv_blocks;
       lane.canvas.setAttribute('aria-label', `${lane.title} timeline: ${slotsOf(res)} slots, ${fmt(m.passes)} passes, `
         + `${fmtPct(m.utilization)} of slot-steps emit a token, ${fmtPct(m.shares.padding)} padding, ${fmtPct(m.shares.idle)} idle. `
         + 'Up and down arrows inspect a slot at the playhead.');
@@ -91,13 +121,44 @@ export function createLanes(ctx) {
   function frame() {
     const { cmp } = ctx.state();
     if (!cmp) return;
+    fit();
     for (const lane of lanes.values()) {
       const res = cmp[lane.s];
       if (!res) continue;
       const view = laneView(lane.s);
       draw(lane.canvas, res, view);
-      if (lane.kv) drawKV(lane.kv, res, view);
+      if (lane.kv && res.kv_blocks) drawBlocks(lane.kv, res, view);
     }
+  }
+
+  function place(canvas, x, y) {
+    const box = ctx.tooltip;
+    box.hidden = false;
+    const fig = ctx.figure.getBoundingClientRect();
+    const c = canvas.getBoundingClientRect();
+    let left = c.left - fig.left + x + 14;
+    const top = c.top - fig.top + y + 14;
+    if (left + box.offsetWidth > fig.width - 8) left = c.left - fig.left + x - box.offsetWidth - 14;
+    box.style.left = `${Math.max(4, left)}px`;
+    box.style.top = `${top}px`;
+  }
+
+  /** The block view's tooltip: the pool at the sample under the pointer, its holders. */
+  function blockTip(lane, hit, x, y) {
+    const box = ctx.tooltip;
+    const d = hit && describeBlocks(ctx.state().cmp[lane.s], hit.pass, hit.rid);
+    if (!d) { box.hidden = true; return; }
+    const kids = [el('b', { text: `KV blocks · ${lane.title}` }), ...d.lines.map((l) => el('div', { text: l }))];
+    const dl = el('dl');
+    for (const [rid, slot, blocks] of d.holders) {
+      const sw = el('i', { class: 'sw' });
+      sw.style.background = colorFor(rid);
+      dl.append(el('dt', {}, sw, document.createTextNode(`#${rid} (slot ${slot + 1})`)), el('dd', { text: `${fmt(blocks)} blocks` }));
+    }
+    if (d.more) dl.append(el('dt', { text: `+ ${fmt(d.more)} more` }), el('dd'));
+    kids.push(dl);
+    box.replaceChildren(...kids);
+    place(lane.kv, x, y);
   }
 
   function tip(lane, hit, x, y) {
@@ -128,14 +189,7 @@ export function createLanes(ctx) {
       kids.push(el('b', { text: `slot ${hit.slot + 1}, pass ${fmt(hit.pass)}` }), el('div', { text: what }));
     }
     box.replaceChildren(...kids);
-    box.hidden = false;
-    const fig = ctx.figure.getBoundingClientRect();
-    const c = lane.canvas.getBoundingClientRect();
-    let left = c.left - fig.left + x + 14;
-    const top = c.top - fig.top + y + 14;
-    if (left + box.offsetWidth > fig.width - 8) left = c.left - fig.left + x - box.offsetWidth - 14;
-    box.style.left = `${Math.max(4, left)}px`;
-    box.style.top = `${top}px`;
+    place(lane.canvas, x, y);
   }
 
   function focusTip() {
@@ -147,20 +201,37 @@ export function createLanes(ctx) {
     const pass = Math.max(1, Math.min(idx.passes, ctx.state().pass ?? idx.passes));
     const hit = { slot: focus.slot, pass, ...segmentAt(idx, focus.slot, pass) };
     hover = hit.request ? { rid: hit.request.id } : null;
-    const geo = { plotW: lane.canvas.clientWidth - GUTTER - 4, rowH: (lane.canvas.clientHeight - AXIS_H) / idx.slots };
-    tip(lane, hit, GUTTER + (pass / passMax()) * geo.plotW, (focus.slot + 1) * geo.rowH);
+    const G = gutter();
+    const geo = { plotW: lane.canvas.clientWidth - G - 4, rowH: (lane.canvas.clientHeight - axisHeight()) / idx.slots };
+    tip(lane, hit, G + (pass / passMax()) * geo.plotW, (focus.slot + 1) * geo.rowH);
+  }
+
+  function setHover(rid) {
+    if ((hover?.rid ?? null) !== rid) { hover = rid == null ? null : { rid }; ctx.redraw(); }
   }
 
   function wire(lane) {
-    const at = (e) => { const r = lane.canvas.getBoundingClientRect(); return [e.clientX - r.left, e.clientY - r.top]; };
+    const at = (e, c = lane.canvas) => { const r = c.getBoundingClientRect(); return [e.clientX - r.left, e.clientY - r.top]; };
+    if (lane.kv) {
+      lane.kv.addEventListener('mousemove', (e) => {
+        const [x, y] = at(e, lane.kv);
+        const hit = blockHit(lane.kv, ctx.state().cmp[lane.s], laneView(lane.s), x, y);
+        setHover(hit?.rid ?? null);
+        blockTip(lane, hit, x, y);
+      });
+      lane.kv.addEventListener('mouseleave', () => { ctx.tooltip.hidden = true; setHover(null); });
+      lane.kv.addEventListener('click', (e) => {
+        const hit = blockHit(lane.kv, ctx.state().cmp[lane.s], laneView(lane.s), ...at(e, lane.kv));
+        if (hit) ctx.onPick(hit.pass);
+      });
+    }
     lane.canvas.addEventListener('mousemove', (e) => {
       const [x, y] = at(e);
       const hit = hitTest(lane.canvas, ctx.state().cmp[lane.s], laneView(lane.s), x, y);
-      const rid = hit?.request ? hit.request.id : null;
-      if ((hover?.rid ?? null) !== rid) { hover = rid == null ? null : { rid }; ctx.redraw(); }
+      setHover(hit?.request ? hit.request.id : null);
       tip(lane, hit, x, y);
     });
-    lane.canvas.addEventListener('mouseleave', () => { ctx.tooltip.hidden = true; if (hover) { hover = null; ctx.redraw(); } });
+    lane.canvas.addEventListener('mouseleave', () => { ctx.tooltip.hidden = true; setHover(null); });
     lane.canvas.addEventListener('click', (e) => {
       const hit = hitTest(lane.canvas, ctx.state().cmp[lane.s], laneView(lane.s), ...at(e));
       if (hit) ctx.onPick(hit.pass);
@@ -177,5 +248,6 @@ export function createLanes(ctx) {
     });
   }
 
-  return { render, frame, passMax, focusTip, canvases: () => [...lanes.values()] };
+  return { render, frame, passMax, focusTip, canvases: () => [...lanes.values()],
+    refit() { fitted.key = null; } };
 }

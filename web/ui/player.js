@@ -6,19 +6,28 @@ import { fmt, fmtTime } from '../draw/format.js';
 import { latest } from '../engine/latest.js';
 import { $ } from './dom.js';
 import { count } from '../state/records.js';
+import { PLAY_SECONDS, DEFAULT_PLAY_SECONDS } from '../state/view.js';
 
-const PLAY_SECONDS = 8;            // a whole run plays in this long
 const REDUCED_STEP_MS = 700;       // reduced motion: a tenth of the run per step, this often
 
 /**
- * ctx: {passMax(), results(): [[scheduler, result], ...], onFrame(), onSettle()}: onFrame redraws
- * the lanes; onSettle is called when the playhead rests (write it to the URL).
+ * ctx: {passMax(), results(): [[scheduler, result], ...], onFrame(), onSettle(), seconds (the
+ * link's playback length), onSpeed(seconds)}: onFrame redraws the lanes; onSettle is called when
+ * the playhead rests (write it to the URL).
  */
 export function createPlayer(ctx) {
   const reducedMotion = window.matchMedia('(prefers-reduced-motion: reduce)');
   const playback = latest();
   let pass = null;
   let playing = null;
+  const speed = $('play-speed');
+  speed.replaceChildren(...PLAY_SECONDS.map((s) => {
+    const o = document.createElement('option');
+    o.value = String(s); o.textContent = s < 60 ? `${s} s` : `${s / 60} min`;
+    return o;
+  }));
+  speed.value = String(ctx.seconds ?? DEFAULT_PLAY_SECONDS);
+  speed.addEventListener('change', () => ctx.onSpeed?.(Number(speed.value)));
 
   function readout() {
     const pm = ctx.passMax();
@@ -26,10 +35,11 @@ export function createPlayer(ctx) {
     const scrub = $('scrub');
     scrub.max = String(pm);
     scrub.value = String(p);
+    // "8 of 64 done at t = 23.0 s": the clock at the playhead, not a finish time
     const parts = [`pass ${fmt(p)} of ${fmt(pm)}`];
     for (const [s, r] of ctx.results()) {
       const t = timeAt(r, Math.min(p, r.metrics.passes));
-      parts.push(`${s}: ${fmt(doneBy(r, p))}/${fmt(count(r.requests))} done${t == null ? '' : ` by ${fmtTime(t, r.unit)}`}`);
+      parts.push(`${s}: ${fmt(doneBy(r, p))} of ${fmt(count(r.requests))} done${t == null ? '' : ` at t = ${fmtTime(t, r.unit)}`}`);
     }
     $('playhead-readout').textContent = parts.join(' · ');
     $('btn-play').textContent = playing ? '❚❚ Pause' : '▶ Play';
@@ -69,7 +79,7 @@ export function createPlayer(ctx) {
         setTimeout(() => tick(performance.now()), REDUCED_STEP_MS);
         return;
       }
-      acc += ((now - last) / 1000) * (pm / PLAY_SECONDS);
+      acc += ((now - last) / 1000) * (pm / (Number(speed.value) || DEFAULT_PLAY_SECONDS));
       last = now;
       set(Math.min(pm, acc), { settle: false });
       if (acc >= pm) { stop(); return; }
@@ -96,6 +106,7 @@ export function createPlayer(ctx) {
     /** A new result or a link's pass: put the playhead there without playing. */
     reset(p = null) { stop(); pass = p; },
     play, stop, step, readout,
+    get playing() { return !!playing; },
     home() { stop(); set(0); },
     end() { stop(); set(ctx.passMax()); },
     goto(p) { stop(); set(p); },

@@ -12,7 +12,8 @@ const SETTLE_MS = 400;   // live engine: wait for a pause in the changes before 
 const WAIT_ENGINE_MS = 1500;   // at start, the side figures wait this long at most for the engine
 
 /**
- * ctx: {source, schema, fields, root, state: () => ({values, view, lanes, cmp}),
+ * ctx: {source, schema, fields, page (the page's context: state/context.js), root,
+ *       state: () => ({values, view, lanes, cmp}),
  *       onUseKV(tokens), onApply(path, value), onDeploy(deployment), onCalibrated(cost)}.
  *       Returns {start(), cancel(),
  *       redraw(), runCheck()}.
@@ -119,7 +120,7 @@ export function createSideWork(ctx) {
     clearTimeout(timer);
     root.dataset.sweeping = '1';
     timer = setTimeout(async () => {
-      const reqs = pageRequests({ schema, fields }, state());
+      const reqs = pageRequests(ctx.page, state());
       if (reqs.stall) await stall(token, reqs.stall);
       for (const [name, pts] of Object.entries(reqs.sweeps)) await sweep(token, name, pts);
       if (token.stale) return;

@@ -69,15 +69,21 @@ export function drawLatency(canvas, def, { field, current, values }, pts) {
     highlight: current,
   }));
   const top = Math.max(2, ...series.flatMap((s) => s.points.map((p) => p[1] ?? 0)));
+  const cap = Math.min(top, OFF_SCALE);
+  const keys = [];
+  if (top > OFF_SCALE) keys.push({ symbol: '▲', text: `beyond ${OFF_SCALE * 100}% (off the scale)` });
+  if (current != null && def.values.includes(current)) keys.push({ symbol: '⬤', text: `current: ${current}` });
   lineChart(canvas, {
     height: 200,
     x: { label: field.label, min: def.values[0], max: hi, log2: true, ticks: def.values, fmt: String },
-    y: { label: 'p95 / its limit', min: 0, max: Math.min(top, 4), fmt: (v) => `${Math.round(v * 100)}%` },
+    y: { label: 'p95 latency, % of its limit', min: 0, max: cap, fmt: (v) => `${Math.round(v * 100)}%` },
     series,
-    hlines: [{ y: 1, label: 'at the limit', color: t.bad, align: 'left' }],
+    hlines: [{ y: 1, label: 'at the limit (100%)', color: t.bad, align: 'left' }],
+    keys,
     pending: def.values.filter((x) => !pts.some((p) => p[0] === x)),
   });
 }
+const OFF_SCALE = 4;      // the latency chart's axis stops at 400% of a limit; beyond it: ▲
 
 const LIMIT_WORDS = { ttft_ms: 'TTFT', tpot_ms: 'TPOT', e2el_ms: 'E2E', together: 'together' };
 
@@ -148,6 +154,10 @@ export function drawSizing(canvas, def, { field, limitField, limit, current, uni
     ],
     hlines: [{ y: limit, axis: 'y2', label: share ? `target ${Math.round(limit * 100)}%` : `${limitField.label} ${fmtTime(limit, unit)}`, color: t.bad, align: 'left' }],
     marks: best != null ? [{ x: best, label: `largest that meets the SLO: ${best}`, color: t.good }] : [],
+    keys: [
+      ...(pts.some((p) => why(p)) ? [{ symbol: '✗', text: 'fails: the limit named', color: t.alt }] : []),
+      ...(current != null && def.values.includes(current) ? [{ symbol: '⬤', text: `current: ${current}` }] : []),
+    ],
     pending: def.values.filter((x) => !pts.some((p) => p[0] === x)),
   });
   canvas.setAttribute('aria-label', best != null
