@@ -77,9 +77,9 @@ STORY = [
      "scenario": {"workload": {"prompt_mean": 4000, "output_mean": 64}}, "highlight": "cost"},
     {"title": "KV memory is the real cap",
      "text": "Every resident token keeps its keys and values in the paged KV pool, in blocks of "
-             "16 tokens. This server has 32 slots but a pool of 6,000 tokens: the block view "
-             "runs full while about half the slots stay empty, and vLLM takes longer than the "
-             "continuous lane, which assumes unlimited memory. Memory, not slots, sets the batch.",
+             "16 tokens. This server has 32 slots but a pool of 6,000 tokens: the pool is over "
+             "80% full for most of the run while most slots stay empty, and vLLM takes longer "
+             "than the continuous lane, which assumes unlimited memory. Memory sets the batch.",
      "scenario": {"scheduler": "vllm", "workload": {"output_mean": 256},
                   "server": {"slots": 32, "kv_tokens": 6000}},
      "highlight": "timeline", "focus": "blocks"},

@@ -334,6 +334,7 @@ function renderMain() {
   const credit = Object.values(cmp).find((r) => r && r.credit)?.credit || '';
   for (const p of document.querySelectorAll('[data-credit]')) { p.textContent = credit ? `Trace: ${credit}.` : ''; p.hidden = !credit; }
   markStoryFocus();
+  $('phone-summary').textContent = describe(ctx.fields, app.values);
   root.dataset.drawn = String(++app.drawn);
   root.dataset.firstPaint ??= app.fromSnapshot ? 'snapshot' : 'engine';   // test hook
   if (app.tInput != null) {
@@ -362,6 +363,14 @@ function redrawAll() {
 function wireUI() {
   $('btn-lecture').addEventListener('click', toggleLecture);
   $('btn-story').addEventListener('click', toggleStory);
+  const drawer = (open) => {
+    if (open) root.dataset.drawer = 'open'; else delete root.dataset.drawer;
+    $('btn-controls').setAttribute('aria-expanded', String(open));
+    if (open) $('controls').querySelector('input, select, button:not(#btn-controls-close)')?.focus({ preventScroll: true });
+  };
+  $('btn-controls').addEventListener('click', () => drawer(root.dataset.drawer !== 'open'));
+  $('btn-controls-close').addEventListener('click', () => drawer(false));
+  document.addEventListener('keydown', (e) => { if (e.key === 'Escape' && root.dataset.drawer === 'open') drawer(false); });
   $('story-prev').addEventListener('click', () => storyStepBy(-1));
   $('story-next').addEventListener('click', () => storyStepBy(1));
   $('story-exit').addEventListener('click', toggleStory);

@@ -10,7 +10,7 @@ import { fmt } from './format.js';
 import { gutter } from './timeline.js';
 import { count } from '../state/records.js';
 
-const HEIGHT = { compact: 60, normal: 96, lecture: 124 };
+const HEIGHT = { compact: 60, normal: 96, lecture: 104 };
 export const blockViewHeight = (view) => HEIGHT[view.compact ? 'compact' : view.lecture ? 'lecture' : 'normal'];
 
 const preCache = new WeakMap();
@@ -80,8 +80,9 @@ function geometry(canvas, result, view, w) {
   const g2 = canvas.getContext('2d');
   g2.font = font(10.5);
   const labelW = g2.measureText(label).width;
+  // Beside the run when it fits there; else over the plot's top-left corner on a backing.
   const beside = X(result.metrics.passes) + 10 + labelW < w - 4;
-  const top = beside ? 3 : Math.round(16 * t.scale), bottom = Math.round(12 * t.scale);
+  const top = 3, bottom = Math.round(12 * t.scale);
   const ph = Math.max(8, H - top - bottom);
   let peak = kb.total ?? 1;
   for (const s of samples) peak = Math.max(peak, s.tables, s.used + s.cachedFree);
@@ -207,7 +208,11 @@ export function drawBlocks(canvas, result, view) {
   ctx.fillText('KV', G - 6, top + ph / 2);
   ctx.font = font(10.5); ctx.textAlign = 'left'; ctx.fillStyle = t.ink;
   if (g.beside) { ctx.textBaseline = 'middle'; ctx.fillText(g.label, X(end) + 10, top + ph / 2); }
-  else { ctx.textBaseline = 'top'; ctx.fillText(g.label, G, 1); }
+  else {
+    const lh = Math.round(14 * t.scale), lw = ctx.measureText(g.label).width;
+    ctx.fillStyle = t.panel; ctx.globalAlpha = 0.88; ctx.fillRect(G + 2, top + 1, lw + 8, lh); ctx.globalAlpha = 1;
+    ctx.fillStyle = t.ink; ctx.textBaseline = 'middle'; ctx.fillText(g.label, G + 6, top + 1 + lh / 2);
+  }
 }
 
 /** The tooltip's lines for pass p (the sample at or before it), the hovered request first. */

@@ -42,6 +42,12 @@ export function markStale(text) {
   root.dataset.stale = text;
   for (const e of document.querySelectorAll('[data-metric]')) { e.dataset.value = ''; e.textContent = '…'; }
   for (const e of document.querySelectorAll('.busy-label')) e.textContent = text;
+  const status = $('engine-busy');
+  if (status) status.textContent = ` · ${text}`;
 }
 
-export function clearStale() { delete document.documentElement.dataset.stale; }
+export function clearStale() {
+  delete document.documentElement.dataset.stale;
+  const status = $('engine-busy');
+  if (status) status.textContent = '';
+}

@@ -59,8 +59,9 @@ export function createLanes(ctx) {
     if (!on || !lanes.size) return;
     const box = ctx.container.getBoundingClientRect();
     const top = box.top + (document.scrollingElement?.scrollTop || 0);
-    // everything under the lanes to the end of the page: legend, player, (embed) the link out
-    const below = document.body.getBoundingClientRect().bottom - box.bottom;
+    // what stays on screen under the lanes: the legend and player (an embed: to the page's end,
+    // its link out included)
+    const below = (st.compact ? document.body : ctx.figure).getBoundingClientRect().bottom - box.bottom;
     let fixed = 0;
     for (const lane of lanes.values()) {
       const kv = lane.kv && !lane.kv.hidden ? blockViewHeight({ lecture: st.lecture, compact: st.compact }) + 4 : 0;

@@ -1,0 +1,92 @@
+"""Story mode's steps (py_engine/presets.py STORY): each is a valid scenario, and what each step's
+text tells the reader is what the engine computes for it."""
+
+import re
+
+import pytest
+
+from py_engine import api, figures
+from py_engine.presets import story
+from py_engine.scenario import normalize
+
+
+STORY = story()
+
+
+def step(title_word):
+    return next(s for s in STORY if title_word in s["title"])
+
+
+def test_every_step_is_a_scenario_with_a_figure_and_its_lanes():
+    assert len(STORY) == 7
+    for s in STORY:
+        normalize(s["scenario"])                          # raises on a bad field
+        assert s["highlight"] in figures.FIGURES and s["highlight"] != "story"
+        assert s["schedulers"][:2] == ["static", "continuous"]
+        assert s.get("focus") in (None, "blocks", *s["schedulers"])
+        assert s.get("focus") != "blocks" or "vllm" in s["schedulers"]
+        sentences = [x for x in re.split(r"(?<=[.:;])\s+", s["text"]) if x]
+        assert 2 <= len(sentences) <= 5 and len(s["text"]) < 420, s["title"]
+
+
+def _compare(s):
+    return api.compare(s["scenario"], schedulers=s["schedulers"])
+
+
+def test_static_padding_then_continuous_refill():
+    c = _compare(step("Static"))
+    st, co = c["static"]["metrics"], c["continuous"]["metrics"]
+    assert st["shares"]["padding"] > 0.5                     # "the hatched cells"
+    assert co["passes"] < st["passes"] / 2                   # "far fewer passes"
+    assert c["speedup"]["time"] > 2
+
+
+def test_equal_lengths_make_continuous_no_faster():
+    c = _compare(step("uneven"))
+    assert c["speedup"]["time"] == 1.0 and c["speedup"]["passes"] == 1.0
+
+
+def test_the_prefill_stall_shrinks_with_chunking():
+    st = figures.stall(step("prefill")["scenario"])
+    assert st["chunked"]["worst"] < st["unchunked"]["worst"] / 2
+
+
+def test_kv_memory_caps_the_batch():
+    s = step("KV memory")
+    c = _compare(s)
+    kb = c["vllm"]["kv_blocks"]
+    slots = s["scenario"]["server"]["slots"]
+    samples = kb["samples"]
+    passes = c["vllm"]["metrics"]["passes"]
+    # weight each sample by the passes it stands for
+    ends = samples["pass"][1:] + [passes + 1]
+    span = [e - p for p, e in zip(samples["pass"], ends)]
+    full = sum(w for w, u in zip(span, samples["used"]) if u >= 0.8 * kb["total"])
+    running = sum(w * h for w, h in zip(span, samples["holders"])) / sum(span)
+    assert "over 80% full for most of the run" in s["text"] and full > 0.5 * sum(span)
+    assert "most slots stay empty" in s["text"] and running < 0.5 * slots
+    assert c["vllm"]["metrics"]["makespan"] > c["continuous"]["metrics"]["makespan"]
+
+
+def test_preemption_frees_blocks_and_recomputes():
+    c = _compare(step("Preemption"))
+    m = c["vllm"]["metrics"]
+    assert m["preemptions"] > 0 and m["recomputed_tokens"] > 0
+
+
+def test_goodput_peaks_at_the_recommended_setting():
+    s = step("goodput")
+    values = figures.FIGURES["slots"]["sweep"]["values"]
+    r = api.sweep(s["scenario"], "server.slots", values, schedulers=["continuous"])
+    rec = r["recommendation"]["continuous"]["value"]
+    assert f"max_num_seqs = {rec}" in s["text"]
+    goodput = {p["value"]: p["continuous"]["goodput_rps"] for p in r["points"]}
+    assert max(goodput, key=goodput.get) == rec
+    fails = {p["value"]: p["continuous"]["slo"]["failing"] for p in r["points"]}
+    assert "ttft_ms" in fails[min(values)] and "tpot_ms" in fails[max(values)]   # queue / slow passes
+
+
+@pytest.mark.parametrize("i", range(len(STORY)))
+def test_each_step_runs_within_the_page_bounds(i):
+    c = _compare(STORY[i])
+    assert all(not c[s]["truncated"]["segments"] for s in STORY[i]["schedulers"])
