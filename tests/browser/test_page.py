@@ -77,7 +77,7 @@ def test_controls_presets_and_keyboard_show_native_numbers(strict_page, site_url
     shown = read_metrics(page)
     expected = native.compare(presets["kv_pressure"]["scenario"], ["static", "continuous", "vllm"])
     assert metrics_match(shown, flat_metrics(expected)) >= 68
-    assert shown["vllm.preemptions"] > 0 and page.is_visible("canvas.kvstrip")
+    assert shown["vllm.preemptions"] > 0 and page.is_visible("canvas.blockview")
 
     # Playhead from the keyboard: Home, three steps right, one left; the scrubber and URL agree.
     page.locator("body").press("Home")

@@ -18,6 +18,8 @@ def listed():
         if not line.strip():
             continue
         first = line.split()[0]
+        if line.startswith("   "):
+            continue  # a description's continuation line, not an entry
         if not line.startswith(" "):
             folder = first if first.endswith("/") else ""
             if not first.endswith("/"):
