@@ -14,17 +14,19 @@ lists were cut ({"requests": bool, "segments": bool, "passes_log": bool}). Recor
 records.py.
 """
 
+import math
 import time
 
 from . import fields
 from . import metrics as _metrics
 from . import slo as _slo
-from .core import Sim
+from .core import Sim, WorkCapExceeded
 from .cost import TICKS, Cost, cost_unit
 from .errors import ScenarioError
 from .policies import get as _get_policy, scheduler_names
 from .presets import presets
 from .scenario import normalize, public
+from .work import ESTIMATE_SLACK, PROBE, WORK_CAP, estimate, too_much
 from .workload import generate
 
 RESULT_CAPS = {"requests": 100_000, "segments": 250_000, "passes_log": 250_000}
@@ -49,8 +51,9 @@ def drain(steps):
             return e.value
 
 
-def run_steps(scenario, trace=None, slice_s=None):
-    """Normalised scenario (+ optional pre-generated trace) -> finished Run, in slices."""
+def run_steps(scenario, trace=None, slice_s=None, work_cap=WORK_CAP):
+    """Normalised scenario (+ optional pre-generated trace) -> finished Run, in slices; more work
+    than work_cap (None: no cap) is a ScenarioError saying what to lower (work.py)."""
     if trace is None:
         trace = generate(scenario["workload"])
     cls = _get_policy(scenario["scheduler"])
@@ -58,11 +61,19 @@ def run_steps(scenario, trace=None, slice_s=None):
     sim = Sim(trace, scenario["server"]["slots"], Cost.from_scenario(scenario),
               seg_cap=RESULT_CAPS["segments"], log_cap=RESULT_CAPS["passes_log"])
     policy = cls(sim, scenario, trace)
+    if work_cap is not None:       # first a probe, to refuse a hopeless run seconds in
+        sim.work_cap = max(1, int(work_cap * PROBE))
     while True:
         until = None if slice_s is None else time.perf_counter() + slice_s
         try:
             if sim.run(policy, until):
                 return Run(sim, policy, scenario)
+        except WorkCapExceeded as e:
+            guess = estimate(e.work, e.done, e.n)
+            if sim.work_cap == work_cap or guess is None or guess > ESTIMATE_SLACK * work_cap:
+                raise too_much(scenario, e.work, e.done, e.n, work_cap) from None
+            sim.work_cap = work_cap      # the estimate fits: go on to the real cap
+            continue
         except OverflowError:
             raise ScenarioError("workload", "<trace>", "a run whose simulated time fits in 2^63 "
                                 "ticks", "the simulated time overflows: use fewer or shorter "
@@ -70,9 +81,9 @@ def run_steps(scenario, trace=None, slice_s=None):
         yield
 
 
-def run_sim(scenario, trace=None):
+def run_sim(scenario, trace=None, work_cap=WORK_CAP):
     """Normalised scenario (+ optional pre-generated trace) -> finished Run (no JSON building)."""
-    return drain(run_steps(scenario, trace))
+    return drain(run_steps(scenario, trace, None, work_cap))
 
 
 def _requests(sim, n):
@@ -137,15 +148,15 @@ def _norm(scenario):
     return normalize(scenario)
 
 
-def simulate_steps(scenario=None, slice_s=None, fmt=None):
+def simulate_steps(scenario=None, slice_s=None, fmt=None, work_cap=WORK_CAP):
     s = _norm(scenario)
-    run = yield from run_steps(s, None, slice_s)
+    run = yield from run_steps(s, None, slice_s, work_cap)
     return (fmt or result)(run)
 
 
-def simulate(scenario=None):
+def simulate(scenario=None, work_cap=WORK_CAP):
     """Scenario dict (untrusted) -> result dict (see result())."""
-    return drain(simulate_steps(scenario))
+    return drain(simulate_steps(scenario, work_cap=work_cap))
 
 
 def _check_schedulers(schedulers):
@@ -157,24 +168,25 @@ def _check_schedulers(schedulers):
             raise ScenarioError("scheduler", name, "one of " + ", ".join(names))
 
 
-def compare_steps(scenario=None, schedulers=("static", "continuous"), slice_s=None, fmt=None):
+def compare_steps(scenario=None, schedulers=("static", "continuous"), slice_s=None, fmt=None,
+                  work_cap=WORK_CAP):
     s = _norm(scenario)
     _check_schedulers(schedulers)
-    return (yield from _compare(s, schedulers, slice_s, fmt or result))
+    return (yield from _compare(s, schedulers, slice_s, fmt or result, work_cap))
 
 
-def compare(scenario=None, schedulers=("static", "continuous")):
+def compare(scenario=None, schedulers=("static", "continuous"), work_cap=WORK_CAP):
     """The same trace through several schedulers; speedup = static / continuous."""
-    return drain(compare_steps(scenario, schedulers))
+    return drain(compare_steps(scenario, schedulers, work_cap=work_cap))
 
 
-def _compare(s, schedulers, slice_s, fmt):
+def _compare(s, schedulers, slice_s, fmt, work_cap=WORK_CAP):
     """compare on an already normalised scenario and checked scheduler names (steps)."""
     trace = generate(s["workload"])
     out, ticks = {}, {}
     for name in schedulers:
         sn = dict(s, scheduler=name)  # nothing in normalize depends on the scheduler but its name
-        run = yield from run_steps(sn, trace, slice_s)
+        run = yield from run_steps(sn, trace, slice_s, work_cap)
         out[name] = fmt(run)
         ticks[name] = (run.sim.passes, max(run.sim.done_tick))   # passes, makespan in ticks
     if "static" in out and "continuous" in out:
@@ -200,7 +212,7 @@ SWEEP_METRICS = ("passes", "makespan", "utilization", "throughput_tok_s", "ttft"
 
 
 def sweep_steps(scenario=None, param="skew", values=(0.0, 0.3, 0.6),
-                schedulers=("static", "continuous"), slice_s=None):
+                schedulers=("static", "continuous"), slice_s=None, work_cap=WORK_CAP):
     _check_schedulers(schedulers)
     path = fields.SWEEPS.get(param, param) if isinstance(param, str) else None
     if path not in fields.SWEEPS.values():
@@ -220,8 +232,14 @@ def sweep_steps(scenario=None, param="skew", values=(0.0, 0.3, 0.6),
             d[p] = dict(d[p])
             d = d[p]
         d[parts[-1]] = v
-        res = yield from _compare(normalize(sc), schedulers, slice_s, _metrics_only)
+        norm = normalize(sc)
+        res = yield from _compare(norm, schedulers, slice_s, _metrics_only, work_cap)
         pt = {"value": v}
+        if not isinstance(v, (int, float)):        # null or a word: rank by what it resolves to
+            effective = norm
+            for p in parts:
+                effective = effective[p]
+            pt["rank"] = math.inf if effective is None else effective
         for name in schedulers:
             m = res[name]
             pt[name] = {k: m[k] for k in SWEEP_METRICS}
@@ -229,8 +247,11 @@ def sweep_steps(scenario=None, param="skew", values=(0.0, 0.3, 0.6),
             pt["speedup"] = res["speedup"]
         points.append(pt)
     # SLO sizing (py_engine/slo.py): best = largest value meeting it
-    return _slo.annotate({"param": param, "path": path, "values": list(values), "points": points},
-                         schedulers, base["slo"], _words(fields.BY_PATH[path]))
+    result = _slo.annotate({"param": param, "path": path, "values": list(values),
+                            "points": points}, schedulers, base["slo"], _words(fields.BY_PATH[path]))
+    for pt in points:
+        pt.pop("rank", None)
+    return result
 
 
 def _words(field):
@@ -240,7 +261,8 @@ def _words(field):
     return label[label.index("(") + 1:label.rindex(")")] if "(" in label else field.leaf
 
 
-def sweep(scenario=None, param="skew", values=(0.0, 0.3, 0.6), schedulers=("static", "continuous")):
+def sweep(scenario=None, param="skew", values=(0.0, 0.3, 0.6), schedulers=("static", "continuous"),
+          work_cap=WORK_CAP):
     """Compare the schedulers at each value of one parameter.
 
     Returns {"param", "path", "values", "points": [{"value", "<scheduler>": {metrics subset},
@@ -248,7 +270,7 @@ def sweep(scenario=None, param="skew", values=(0.0, 0.3, 0.6), schedulers=("stat
     param is a sweepable field's URL name (fields.SWEEPS) or its dotted path; schedulers may be any
     non-empty subset, e.g. ["continuous"].
     """
-    return drain(sweep_steps(scenario, param, values, schedulers))
+    return drain(sweep_steps(scenario, param, values, schedulers, None, work_cap))
 
 
 def _metrics_only(run):

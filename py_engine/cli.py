@@ -13,6 +13,7 @@ import sys
 
 from . import fields, report
 from .errors import ScenarioError
+from .work import WORK_CAP
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,6 +32,18 @@ def _value(text):
     return {"null": None, "true": True, "false": False}.get(text, text)
 
 
+def _work_cap(text):
+    """--max-work N: a positive integer, or 0 for no cap."""
+    try:
+        n = int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        n = -1
+    if n < 0 or len(text) > 30:
+        raise argparse.ArgumentTypeError("--max-work = %r: must be an integer >= 0 (0 = no cap)"
+                                         % text[:30])
+    return n or None
+
+
 def _flag(text):
     """A boolean flag as the page reads it: 1/true/yes/on or 0/false/no/off, any case."""
     t = text.strip().lower()
@@ -38,26 +51,46 @@ def _flag(text):
         "0", "false", "no", "off") else text
 
 
-def _read_trace(path):
+def _read_text(what, path):
+    """A UTF-8 text file (a byte-order mark is allowed), or a ScenarioError naming it."""
     try:
-        with open(path, newline="") as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as e:
-        raise ScenarioError("trace", path, "a readable JSONL or CSV file",
-                            "trace = %s: cannot read (%s)" % (path, e.strerror))
+        raise ScenarioError(what, path, "a readable file",
+                            "%s = %s: cannot read (%s)" % (what, path, e.strerror or e))
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ScenarioError(what, path, "UTF-8 text", "%s = %s: not UTF-8 text (byte %d)"
+                            % (what, path, e.start)) from None
+
+
+def _read_trace(path):
+    text = _read_text("trace", path)
     items = []
     if path.endswith(".csv"):
-        for row in csv.DictReader(text.splitlines()):
-            items.append({k: _value(v.strip()) for k, v in row.items() if k is not None})
+        reader = csv.reader(text.splitlines())
+        header = [h.strip() for h in next(reader, [])]
+        for row in reader:
+            if not row:
+                continue
+            if len(row) != len(header):   # a short row or an extra field: never guessed at
+                raise ScenarioError("trace", "%s line %d" % (path, reader.line_num),
+                                    "%d comma-separated fields (%s)" % (len(header), ",".join(header)),
+                                    "trace %s line %d: %d fields, the header names %d (%s)"
+                                    % (path, reader.line_num, len(row), len(header),
+                                       ",".join(header)))
+            items.append({k: _value(v.strip()) for k, v in zip(header, row)})
     else:
         for i, line in enumerate(text.splitlines()):
             if line.strip():
                 try:
                     items.append(json.loads(line))
-                except ValueError:
+                except (ValueError, RecursionError):
                     raise ScenarioError("trace", "%s line %d" % (path, i + 1),
                                         "one JSON object per line",
-                                        "trace %s line %d: not JSON" % (path, i + 1))
+                                        "trace %s line %d: not JSON" % (path, i + 1)) from None
     return items
 
 
@@ -68,15 +101,16 @@ def scenario_from_args(args):
     sc = {}
     if args.scenario:
         src = args.scenario
+        text = src if src.lstrip().startswith("{") else _read_text("scenario", src)
         try:
-            if src.lstrip().startswith("{"):
-                sc = json.loads(src)
-            else:
-                with open(src) as f:
-                    sc = json.load(f)
-        except (OSError, ValueError) as e:
+            sc = json.loads(text)
+        except (ValueError, RecursionError) as e:
             raise ScenarioError("scenario", src[:40], "a JSON object or a JSON file",
-                                "scenario: cannot read %s (%s)" % (src[:40], e))
+                                "scenario: cannot read %s (%s)" % (src[:40], e)) from None
+        if not isinstance(sc, dict):
+            raise ScenarioError("scenario", src[:40], "a JSON object",
+                                "scenario %s: must hold a JSON object, not %s"
+                                % (src[:40], type(sc).__name__ if sc is not None else "null"))
     from .api import set_field
     trace = fields.BY_PATH["workload.trace.name"]
     for f in CLI_FIELDS:
@@ -119,6 +153,9 @@ def _parser():
                             dest=f.flag.replace("-", "_"), metavar="V",
                             help="%s (%s)" % (f.path, f.description))
         sp.add_argument("--json", action="store_true", help="print the full JSON result")
+        sp.add_argument("--max-work", type=_work_cap, default=WORK_CAP, metavar="N",
+                        help="stop a run after N units of work (py_engine/work.py; default "
+                             "{:,}, about 20 s of CPU; 0 = no cap)".format(WORK_CAP))
         return sp
 
     scenario_cmd("run", "simulate one scheduler")
@@ -170,21 +207,22 @@ def main(argv=None):
         if args.cmd == "sweep":
             values = [_value(v.strip()) for v in args.values.split(",") if v.strip()]
             name = sc.pop("scheduler", None)  # --scheduler X: sweep X alone, sized to the SLO
-            r = api.sweep(sc, args.param, values, (name,) if name else ("static", "continuous"))
+            r = api.sweep(sc, args.param, values, (name,) if name else ("static", "continuous"),
+                          args.max_work)
             if args.json:
                 print(json.dumps(r, indent=1, allow_nan=False))
             else:
                 print(report.slo_table(r, name) if name else report.speedup_table(r))
             return 0
         if args.cmd == "run":
-            r = api.simulate(sc)
+            r = api.simulate(sc, args.max_work)
             results = {r["scheduler"]: r}
         else:
             schedulers = ("static", "continuous")
             if sc.get("scheduler") not in (None, "static", "continuous"):
                 schedulers = schedulers + (sc["scheduler"],)
             sc.pop("scheduler", None)
-            r = api.compare(sc, schedulers)
+            r = api.compare(sc, schedulers, args.max_work)
             results = {k: v for k, v in r.items() if k != "speedup"}
         if args.json:
             print(json.dumps(r, allow_nan=False))

@@ -34,6 +34,7 @@ from .phases import (DECODE, FINAL, HOLD, PAUSED, PREFILL, SLOT_BITS, SLOT_KEY, 
                      SLOT_MASK, Phases, Resident)
 from .recorder import Recorder
 from .roofline import SUB, floor_sum
+from .work import EVENT_WORK
 
 CHECK_EVERY = 256   # events between clock checks of a run with a deadline (a few ms of work)
 
@@ -55,6 +56,14 @@ def _first_pass_at(dt, K, a, b, k):
     return hi
 
 
+class WorkCapExceeded(Exception):
+    """The run did more than Sim.work_cap units of work (api.py turns it into a message)."""
+
+    def __init__(self, work, done, n):
+        super().__init__(work, done, n)
+        self.work, self.done, self.n = work, done, n
+
+
 class Sim(Phases):
     """State of one simulation. Policies read it and act on it through the methods below."""
 
@@ -67,6 +76,10 @@ class Sim(Phases):
         self.arrive, self.prompt, self.out = arrive, prompt, out
         self.slots, self.cost = slots, cost
         self.now = 0
+        # work done so far: events of the loop below (counted CHECK_EVERY at a time) plus what the
+        # policy adds for its own per-event walks; at more than work_cap the run stops
+        self.work = 0
+        self.work_cap = None
         self.last_start = 0             # start of the last pass run
         self.passes = 0
         self.waiting = deque()          # arrived, not resident, FCFS (policies may appendleft)
@@ -279,14 +292,16 @@ class Sim(Phases):
         done_pass, done_tick = self.done_pass, self.done_tick
         schedule, horizon, wants_arrivals = policy.schedule, policy.horizon, policy.wants_arrivals
         kv_after = policy.kv_after      # None: KV = the residents' tokens
-        clock, countdown = time.perf_counter, CHECK_EVERY
+        clock, countdown, cap = time.perf_counter, CHECK_EVERY, self.work_cap
         while self.n_done < n:
-            if until is not None:
-                countdown -= 1
-                if not countdown:
-                    countdown = CHECK_EVERY
-                    if clock() > until:
-                        return False
+            countdown -= 1
+            if not countdown:
+                countdown = CHECK_EVERY
+                self.work += CHECK_EVERY * EVENT_WORK
+                if cap is not None and self.work > cap:
+                    raise WorkCapExceeded(self.work, self.n_done, n)
+                if until is not None and clock() > until:
+                    return False
             na = self.next_arrival
             now = self.now
             while na < n and arrive[na] <= now:

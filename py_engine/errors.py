@@ -18,7 +18,8 @@ class ScenarioError(ValueError):
     def to_dict(self):
         value = self.value
         if not isinstance(value, (int, float, str, bool, type(None))) or (
-                isinstance(value, float) and not math.isfinite(value)):
+                isinstance(value, float) and not math.isfinite(value)) or (
+                type(value) is int and abs(value) > 2 ** 53):   # JSON readers would round it
             value = show(value)
         return {"type": "ScenarioError", "field": self.field, "value": value,
                 "allowed": self.allowed, "message": self.message}
@@ -30,5 +31,11 @@ class EngineError(RuntimeError):
 
 def show(value):
     """A value as it appears in a message: its repr, cut to 60 characters."""
-    text = repr(value)
+    if type(value) is int and value.bit_length() > 200:
+        # repr of a huge int is slow and above 4,300 digits refused: say how big it is instead
+        return "an integer of about %d digits" % int(value.bit_length() * 0.30103 + 1)
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):
+        return "a value too large to show"
     return text if len(text) <= 60 else text[:57] + "..."

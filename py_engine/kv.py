@@ -176,7 +176,7 @@ def kv_capacity(model=None, gpu=None, *, dtype="bf16", kv_dtype=None, layers=Non
         weight_bytes = params * DTYPES[dtype]
     weight_bytes = _int("weight_bytes", weight_bytes, 0, MAX_BYTES)
     if (isinstance(gpu_mem_utilization, bool) or not isinstance(gpu_mem_utilization, (int, float))
-            or not math.isfinite(gpu_mem_utilization) or not 0 < gpu_mem_utilization <= 1):
+            or not 0 < gpu_mem_utilization <= 1):      # also refuses nan and inf; exact for ints
         _fail("gpu_mem_utilization", gpu_mem_utilization, "a number in (0, 1]")
     context_len = _int("context_len", context_len, 1, 10**8)
 

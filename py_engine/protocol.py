@@ -25,7 +25,7 @@ import math
 from array import array
 
 from . import api, columns, figures
-from .errors import ScenarioError
+from .errors import ScenarioError, show
 from .presets import presets, story
 from .scenario import schema
 
@@ -119,10 +119,10 @@ def _respond(request, slice_s=None, fmt=None):
             return _error("ScenarioError", "request", None, "an object {method, params}",
                           "request: must be an object {method, params}")
         method = request.get("method")
-        if method not in METHODS:
+        if not isinstance(method, str) or method not in METHODS:
             return _error("ScenarioError", "method", method if isinstance(method, str) else None,
                           "one of " + ", ".join(METHODS),
-                          "method = %r: must be one of %s" % (method, ", ".join(METHODS)))
+                          "method = %s: must be one of %s" % (show(method), ", ".join(METHODS)))
         params = request.get("params") or {}
         if not isinstance(params, dict):
             return _error("ScenarioError", "params", None, "an object",

@@ -103,8 +103,9 @@ def check_int(path, value, lo, hi):
 
 
 def check_float(path, value, lo, hi):
+    # ints are compared exactly before float(): 10**400 must be out of range, not an OverflowError
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (
-            not math.isfinite(value) or not lo <= value <= hi):
+            isinstance(value, float) and not math.isfinite(value)) or not lo <= value <= hi:
         raise ScenarioError(path, value, "a number from %s to %s" % (_num(lo), _num(hi)))
     return float(value)
 

@@ -14,13 +14,27 @@ SLO. `lowest` is the smallest (e.g. the fewest slots that keep queueing under th
 >>> pts = [{"value": v, "vllm": {"meets_slo": ok}} for v, ok in verdicts]
 >>> best_value(pts, "vllm")
 16
+
+Values are ordered by their effective setting: a point's "rank" when the sweep gave one (null
+kv_tokens = no limit ranks above every number; "auto" ranks as the pool it resolves to), else its
+value.
 """
+
+import math
+
+
+def rank(pt):
+    return pt.get("rank", pt["value"])
+
+
+def shown(value):
+    return "no limit" if value is None else value
 
 
 def best_value(points, scheduler):
     """Largest swept value whose point meets the SLO for `scheduler`, or None."""
-    ok = [pt["value"] for pt in points if pt[scheduler]["meets_slo"]]
-    return max(ok) if ok else None
+    ok = [pt for pt in points if pt[scheduler]["meets_slo"]]
+    return max(ok, key=rank)["value"] if ok else None
 
 
 def annotate(result, schedulers, slo, label=None):
@@ -29,8 +43,8 @@ def annotate(result, schedulers, slo, label=None):
     meets_slo. label: the swept parameter's name in words."""
     result["slo"] = dict(slo)
     result["best"] = {name: best_value(result["points"], name) for name in schedulers}
-    result["lowest"] = {name: min((pt["value"] for pt in result["points"]
-                                   if pt[name]["meets_slo"]), default=None)
+    result["lowest"] = {name: min((pt for pt in result["points"] if pt[name]["meets_slo"]),
+                                  key=rank, default={"value": None})["value"]
                         for name in schedulers}
     result["recommendation"] = {name: recommend(result, name, label or result["param"])
                                 for name in schedulers}
@@ -45,7 +59,7 @@ def recommend(result, name, label):
     max_num_seqs to 32: at 64, p95 TPOT is 85.5 ms > 80 ms ..."), whether the load exceeds the
     deployment at every setting tried (a backlog when the last request arrives), and then how
     much arrives and how much is served at most."""
-    pts = sorted(result["points"], key=lambda pt: pt["value"])
+    pts = sorted(result["points"], key=rank)
     n = [pt[name]["served_rps"] * pt[name]["makespan"] / 1000 for pt in pts]   # requests
     over = all(pt[name].get("offered_rps") and pt[name]["backlog"] > OVERLOAD * k
                for pt, k in zip(pts, n))
@@ -55,16 +69,18 @@ def recommend(result, name, label):
             pts[0][name]["offered_rps"], max(pt[name]["served_rps"] for pt in pts))
     best = result["best"][name]
     if best is None:
-        text = "no %s tried meets the SLO: at %s, %s" % (label, pts[-1]["value"],
+        text = "no %s tried meets the SLO: at %s, %s" % (label, shown(pts[-1]["value"]),
                                                          pts[-1][name]["slo"]["why"])
     else:
-        above = [pt for pt in pts if pt["value"] > best]
+        top = rank(next(pt for pt in pts if pt["value"] == best))
+        above = [pt for pt in pts if rank(pt) > top]
         if above:
-            text = "set %s to %s: at %s, %s" % (label, best, above[0]["value"],
+            text = "set %s to %s: at %s, %s" % (label, shown(best), shown(above[0]["value"]),
                                                   above[0][name]["slo"]["why"])
         else:
-            low = result["lowest"][name]
-            text = "set %s to %s, the largest tried, which meets the SLO" % (label, best)
-            if low != best and all(pt[name]["meets_slo"] for pt in pts if pt["value"] >= low):
-                text += " (so does every setting from %s up)" % low
+            low = next(pt for pt in pts if pt["value"] == result["lowest"][name])
+            text = "set %s to %s, the largest tried, which meets the SLO" % (label, shown(best))
+            if rank(low) != top and all(pt[name]["meets_slo"] for pt in pts
+                                        if rank(pt) >= rank(low)):
+                text += " (so does every setting from %s up)" % shown(low["value"])
     return {"value": best, "text": text, "overloaded": over, "load": load}

@@ -45,12 +45,15 @@ Arrivals (in ticks; 1 tick = 1e-6 of the cost unit):
 - gap(every): request i at round(i * (every * 1e6)) ticks.
 - poisson(rate req/s): the first request at 0, then gaps round(e_i * (1000 / rate * 1e6)) ticks
   (the unit is ms; under the `unit` cost one pass counts as 1 ms, so rate is per 1000 passes).
+The last generated arrival must come by fields.MAX_ARRIVE, the bound on explicit items.
 """
 
 import math
 import random
 
 from .cost import TICKS, to_ticks
+from .errors import ScenarioError
+from .fields import MAX_ARRIVE
 
 P_LONG = 0.15
 CAP = 3.0
@@ -114,6 +117,18 @@ def _shared(prefix, arrive, prompt, out):
                  [r[3] for r in rows], [r[1] for r in rows])
 
 
+def _too_late(arrival, n):
+    """Generated arrivals are bounded as explicit items are (MAX_ARRIVE): name the knob to turn."""
+    if arrival["kind"] == "gap":
+        raise ScenarioError("workload.arrival.every", arrival["every"],
+                            "at most %g for %d requests (the last must arrive by %s ms)"
+                            % (MAX_ARRIVE / max(n - 1, 1), n, "{:,.0f}".format(MAX_ARRIVE)))
+    lowest = n / MAX_ARRIVE * 1000.0 * 1.5       # req/s; x1.5 leaves room for the random gaps
+    raise ScenarioError("workload.arrival.rate", arrival["rate"],
+                        "at least about %.3g req/s for %d requests: the last arrival must come "
+                        "by %s ms (use a higher rate or fewer requests)" % (lowest, n, "{:,.0f}".format(MAX_ARRIVE)))
+
+
 def generate(workload):
     """Normalised workload dict -> Trace (arrive_ticks, prompt, out as Python int lists)."""
     if workload.get("items") is not None:
@@ -142,6 +157,8 @@ def generate(workload):
             gap = round(rng.expovariate(1.0) * scale)
             t += 0 if i == 0 else gap
             arrive.append(t)
+    if arrive and arrive[-1] > MAX_ARRIVE * TICKS:
+        _too_late(arrival, n)
     prefix = workload.get("prefix", {"kind": "none"})
     if prefix["kind"] != "none":
         return _shared(prefix, arrive, prompt, out)

@@ -164,6 +164,7 @@ class VLLM(Policy):
     # ------------------------------------------------------------ the core's hooks
     def schedule(self):
         sim = self.sim
+        sim.work += len(self.running)      # _plan and _apply walk the running list
         k = sim.passes - self.plan_passes
         if k:
             visible = sim.last_start       # async: what arrived before the last pass began

@@ -1,0 +1,48 @@
+"""Bounded work: how much a run may compute, and the message when it would compute more.
+
+A run's *work* is counted as it goes (core.Sim.run): EVENT_WORK units per event of the core's loop
+(about a microsecond of native CPU each, including the transitions an event makes) plus one unit
+per request the policy walks in its own per-event bookkeeping (the vllm policy's running list).
+One unit is roughly a microsecond natively and two to three in the page's Pyodide, so WORK_CAP
+stops a run after about 20 s of native CPU.
+
+The estimate: once a run has done PROBE of its cap, its work per finished request so far,
+times the requests, is the estimate of the whole run; a run estimated above ESTIMATE_SLACK x the cap
+stops there, seconds in, instead of at the cap. Either way the message says how far the run got,
+what to lower, and how to run it natively without the cap (`--max-work 0`).
+"""
+
+from .errors import ScenarioError
+
+EVENT_WORK = 10
+WORK_CAP = 20_000_000
+PROBE = 0.05
+ESTIMATE_SLACK = 3.0
+
+
+def estimate(work, done, n):
+    """Work of the whole run, extrapolated from `work` done with `done` of `n` requests finished
+    (None while nothing has finished)."""
+    return work * n / done if done else None
+
+
+def too_much(scenario, work, done, n, cap):
+    """The ScenarioError for a run stopped at `work` of its `cap` (done of n requests finished)."""
+    wl, sv = scenario["workload"], scenario["server"]
+    guess = estimate(work, done, n)
+    needs = ("about %s units, %.0fx the cap" % ("{:,.0f}".format(guess), guess / cap)
+             if guess else "more than the cap: no request had finished")
+    lower = ["workload.requests (%s)" % "{:,}".format(n)]
+    if wl.get("items") is None:
+        lower += ["workload.output_mean", "workload.prompt_mean"]
+    if scenario["scheduler"] == "vllm":
+        lower.append("server.slots (%s)" % "{:,}".format(sv["slots"]))
+    if sv.get("chunk") is not None and sv["chunk"] < 64:
+        lower.append("or raise server.chunk (%s)" % sv["chunk"])
+    message = ("the %s run is too big for the work cap of %s units (about 20 s of CPU): %s of %s "
+               "requests done after %s units; it needs %s. Lower %s; or run it natively with "
+               "no cap: python -m py_engine run --max-work 0 --scenario FILE"
+               % (scenario["scheduler"], "{:,}".format(cap), "{:,}".format(done), "{:,}".format(n),
+                  "{:,}".format(work), needs, ", ".join(lower)))
+    return ScenarioError("workload.requests", n, "a run within the work cap of %s units"
+                         % "{:,}".format(cap), message)
