@@ -1,0 +1,323 @@
+"""Reliability at the extremes: each class of failure found by an adversarial pass, as a test
+(numbers refer to the findings of the reliability issue), and property tests over any JSON value
+and any accepted scenario."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
+
+from py_engine import ScenarioError, compare, normalize, simulate, sweep
+from py_engine import fields as F
+from py_engine.protocol import handle, handle_json
+from py_engine.work import WORK_CAP
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HUGE = 10 ** 400
+
+
+def _cli(*args):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    return subprocess.run([sys.executable, "-m", "py_engine", *args], capture_output=True,
+                          text=True, cwd=ROOT, env=env, timeout=120)
+
+
+def _one_line(p, *words):
+    assert p.returncode == 2, (p.returncode, p.stderr[-400:])
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), p.stderr[-400:]
+    for w in words:
+        assert w in lines[0], lines[0]
+    return lines[0]
+
+
+# ------------------------------------------------------------ 2, 3: SLO = the reported numbers
+
+def test_slo_check_uses_the_last_token_like_the_reported_tpot():
+    """#2: under static batching a request with out = 1 frees its slot at the group's end; its
+    TPOT is 0 and it meets a TPOT limit."""
+    r = simulate({"scheduler": "static",
+                  "workload": {"items": [{"arrive": 0, "prompt": 10, "out": 1},
+                                         {"arrive": 0, "prompt": 10, "out": 50}]},
+                  "server": {"slots": 2}, "slo": {"ttft_ms": 1e6, "tpot_ms": 100}})
+    reqs = r["requests"]
+    assert reqs[0]["tpot"] == 0 and reqs[0]["done"] > reqs[0]["last_token"]
+    assert all(q["tpot"] <= 100 for q in reqs)
+    assert r["metrics"]["slo_attainment"] == 1.0
+
+
+@pytest.mark.parametrize("out", [9000, 9300, 20000, 100000])
+def test_slo_check_has_no_integer_overflow(out):
+    """#3: huge limits are met by any run (the check is in Python ints, not int64)."""
+    r = simulate({"scheduler": "continuous",
+                  "workload": {"items": [{"arrive": 0, "prompt": 1, "out": out}]},
+                  "slo": {"ttft_ms": 1e9, "tpot_ms": 1e9, "e2el_ms": 1e9}})
+    assert r["metrics"]["slo_attainment"] == 1.0
+
+
+# ------------------------------------------------------------ 4: bounded simulated time
+
+@pytest.mark.parametrize("arrival,field", [
+    ({"kind": "poisson", "rate": 1e-6}, "workload.arrival.rate"),
+    ({"kind": "gap", "every": 1e6}, "workload.arrival.every"),
+])
+def test_generated_arrivals_are_bounded_like_items(arrival, field):
+    for call in (simulate, compare):
+        with pytest.raises(ScenarioError) as e:
+            call({"workload": {"requests": 20000, "arrival": arrival}})
+        assert e.value.field == field
+    p = _cli("compare", "--requests", "20000", "--arrival", "poisson", "--rate", "0.000001")
+    _one_line(p, "workload.arrival.rate", "higher rate")
+
+
+def test_sparse_arrivals_within_the_bound_run_in_order():
+    r = simulate({"workload": {"requests": 50, "arrival": {"kind": "poisson", "rate": 1e-4}}})
+    arrive = [q["arrive"] for q in r["requests"]]
+    assert arrive == sorted(arrive) and arrive[0] == 0 and arrive[-1] > 1e7
+
+
+# ------------------------------------------------------------ 5: bounded work
+
+def test_a_run_beyond_the_work_cap_is_refused_saying_what_to_lower():
+    sc = {"scheduler": "vllm", "workload": {"requests": 3000}, "server": {"slots": 256}}
+    r = simulate(sc, work_cap=None)          # the same run without a cap completes
+    assert r["metrics"]["output_tokens"] > 0
+    with pytest.raises(ScenarioError) as e:
+        simulate(sc, work_cap=100_000)
+    msg = e.value.message
+    assert e.value.field == "workload.requests"
+    assert "work cap of 100,000" in msg and "Lower workload.requests (3,000)" in msg
+    assert "--max-work 0" in msg and "of 3,000 requests done" in msg
+
+
+def test_the_probe_refuses_a_hopeless_run_early(monkeypatch):
+    """The estimate from the first PROBE of the cap stops a run far beyond it before the cap."""
+    from py_engine import core
+    seen = []
+    real = core.Sim.run
+
+    def run(self, policy, until=None):
+        seen.append(self.work_cap)
+        return real(self, policy, until)
+    monkeypatch.setattr(core.Sim, "run", run)
+    with pytest.raises(ScenarioError) as e:
+        simulate({"scheduler": "vllm", "workload": {"requests": 20000},
+                  "server": {"slots": 256}}, work_cap=200_000)
+    assert seen == [10_000]                  # refused at the probe, never ran to the cap
+    assert "x the cap" in e.value.message
+
+
+def test_a_run_within_the_estimate_goes_on_to_the_cap_and_equals_the_uncapped_run():
+    sc = {"scheduler": "vllm", "workload": {"requests": 400}, "server": {"slots": 16}}
+    assert simulate(sc, work_cap=2_000_000) == simulate(sc, work_cap=None)
+
+
+def test_cli_max_work():
+    p = _cli("run", "--scheduler", "vllm", "--requests", "3000", "--slots", "256",
+             "--max-work", "100000")
+    _one_line(p, "work cap of 100,000", "--max-work 0")
+    _one_line(_cli("run", "--max-work", "-3"), "--max-work")
+    assert _cli("run", "--requests", "30", "--max-work", "0").returncode == 0
+
+
+def test_the_protocol_caps_work_by_default():
+    out = handle({"method": "simulate", "params": {"scenario": {
+        "scheduler": "vllm", "workload": {"requests": 1_000_000}, "server": {"slots": 256}}}})
+    assert not out["ok"] and out["error"]["type"] == "ScenarioError"
+    assert "work cap of {:,}".format(WORK_CAP) in out["error"]["message"]
+
+
+# ------------------------------------------------------------ 6: sweeps over null / words
+
+def test_a_sweep_over_null_ranks_it_as_no_limit():
+    r = sweep({"workload": {"requests": 40}, "slo": {"ttft_ms": 1e7, "tpot_ms": 1e7}},
+              "kv_tokens", [None, 3000], ["vllm"])
+    assert r["best"]["vllm"] is None and r["lowest"]["vllm"] == 3000   # null = the largest
+    assert "no limit" in r["recommendation"]["vllm"]["text"]
+    assert all("rank" not in pt for pt in r["points"])
+    out = handle({"method": "sweep", "params": {"scenario": {"workload": {"requests": 20}},
+                                                "param": "kv_tokens", "values": [None, 3000],
+                                                "schedulers": ["vllm"]}})
+    assert out["ok"], out
+
+
+# ------------------------------------------------------------ 7: every bad input a message
+
+@pytest.mark.parametrize("raw,field", [
+    ({"workload": {"skew": HUGE}}, "workload.skew"),
+    ({"workload": {"requests": 10 ** 5000}}, "workload.requests"),
+    ({"workload": {"arrival": {"kind": "poisson", "rate": HUGE}}}, "workload.arrival.rate"),
+    ({"workload": {"arrival": {"kind": "gap", "every": -HUGE}}}, "workload.arrival.every"),
+    ({"slo": {"ttft_ms": HUGE}}, "slo.ttft_ms"),
+    ({"slo": {"tpot_ms": HUGE}}, "slo.tpot_ms"),
+    ({"workload": {"items": [{"arrive": HUGE, "prompt": 1, "out": 1}]}},
+     "workload.items[0].arrive"),
+    ({"server": {"cost": {"fixed_ms": HUGE}}}, "server.cost.fixed_ms"),
+])
+def test_huge_integers_are_range_errors(raw, field):
+    with pytest.raises(ScenarioError) as e:
+        normalize(raw)
+    assert e.value.field == field and "digits" in e.value.message
+    out = handle({"method": "simulate", "params": {"scenario": raw}})
+    assert out["error"]["type"] == "ScenarioError" and out["error"]["field"] == field
+    json.dumps(out, allow_nan=False)
+
+
+def test_protocol_odd_methods_and_huge_numbers_are_scenario_errors():
+    for text in ('{"method": ["x"]}', '{"method": {"a": 1}}',
+                 '{"method": "simulate", "params": {"scenario": {"workload": {"skew": 1%s}}}}'
+                 % ("0" * 400),
+                 '{"method": "kv", "params": {"gpu_mem_utilization": 1%s}}' % ("0" * 400),
+                 '{"method": "simulate", "params": {"scenario": {"workload": {"requests": 1%s}}}}'
+                 % ("0" * 5000)):
+        out = json.loads(handle_json(text))
+        assert not out["ok"] and out["error"]["type"] == "ScenarioError", (text[:60], out)
+
+
+@pytest.fixture
+def files(tmp_path):
+    def write(name, data):
+        p = tmp_path / name
+        p.write_bytes(data if isinstance(data, bytes) else data.encode())
+        return str(p)
+    return write
+
+
+def test_cli_scenario_files_that_are_not_objects(files):
+    _one_line(_cli("run", "--scenario", files("list.json", "[1, 2]")), "must hold a JSON object")
+    _one_line(_cli("run", "--scenario", files("null.json", "null")), "not null")
+    _one_line(_cli("run", "--scenario", files("deep.json", "[" * 100000 + "]" * 100000)),
+              "scenario")
+    _one_line(_cli("run", "--scenario", files("bin.json", bytes(range(128, 256)))), "not UTF-8")
+
+
+def test_cli_trace_files(files):
+    _one_line(_cli("run", "--trace", files("bin.csv", bytes(range(128, 256)) * 4)), "not UTF-8")
+    _one_line(_cli("run", "--trace", files("short.csv", "arrive,prompt,out\n0,10\n")),
+              "line 2", "2 fields, the header names 3")
+    _one_line(_cli("run", "--trace", files("long.csv", "arrive,prompt,out\n0,10,5,9\n")),
+              "line 2", "4 fields")
+    _one_line(_cli("run", "--trace", files("col.csv", "arrive,prompt,out,foo\n0,10,5,7\n")),
+              "foo", "unknown key")
+    _one_line(_cli("run", "--trace", files("deep.jsonl", "[" * 100000 + "\n")), "line 1")
+    bom = files("bom.csv", b"\xef\xbb\xbfarrive,prompt,out\n0,10,5\n3,4,2\n")
+    p = _cli("run", "--trace", bom, "--json")
+    assert p.returncode == 0, p.stderr
+    assert [q["out"] for q in json.loads(p.stdout)["requests"]] == [5, 2]
+
+
+@pytest.mark.parametrize("args,field", [
+    (["run", "--skew", "1" + "0" * 400], "workload.skew"),
+    (["run", "--requests", "1" + "0" * 5000], "workload.requests"),
+    (["run", "--arrival", "poisson", "--rate", "1" + "0" * 400], "workload.arrival.rate"),
+    (["kv", "--model", "llama-3.1-8b", "--gpu", "h100-80gb", "--util", "1" + "0" * 400],
+     "gpu_mem_utilization"),
+    (["run", "--requests", "2,0000"], "workload.requests"),
+    (["sweep", "--scheduler", "vllm", "--param", "kv_tokens", "--values", "1" + "0" * 400],
+     "server.kv_tokens"),
+])
+def test_cli_huge_or_odd_numbers_one_line(args, field):
+    _one_line(_cli(*args), field)
+
+
+# ------------------------------------------------------------ property tests
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-10, 3000)
+    | st.sampled_from([10 ** 12, -10 ** 12, 2 ** 63, HUGE, -HUGE, 10 ** 4000])
+    | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=8),
+    lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=10), c, max_size=4),
+    max_leaves=12)
+KEYS = sorted({f.path.split(".")[-1] for f in F.FIELDS} | {"scenario", "items", "kind"})
+
+
+def _scenario_like():
+    leaf = JSON
+    obj = st.dictionaries(st.sampled_from(KEYS), leaf | st.dictionaries(
+        st.sampled_from(KEYS), leaf, max_size=3), max_size=4)
+    return st.dictionaries(st.sampled_from(["workload", "server", "slo", "scheduler"]),
+                           obj | JSON, max_size=3)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["simulate", "compare", "sweep", "stall", "kv", "calibrate", "story",
+                        "schema", ["x"], None, 3, {"a": 1}]),
+       st.dictionaries(st.sampled_from(["scenario", "schedulers", "param", "values", "csv",
+                                        "model", "gpu", "zzz"]),
+                       _scenario_like() | JSON, max_size=3) | JSON)
+def test_any_json_value_gets_ok_or_a_scenario_error(method, params):
+    out = handle({"method": method, "params": params})
+    text = json.dumps(out, allow_nan=False)
+    assert out["ok"] or out["error"]["type"] == "ScenarioError", out
+    assert len(text) < 50_000_000
+
+
+def _values(f):
+    """A strategy for one accepted value of field f, kept small enough for a unit test."""
+    if f.type == "bool":
+        return st.booleans()
+    if f.type == "choice":
+        from py_engine.scenario import choices
+        return st.sampled_from(choices(f))
+    small = {"workload.requests": 120, "workload.output_mean": 300, "workload.prompt_mean": 2000,
+             "server.slots": 64, "workload.seed": 10 ** 6}
+    hi = small.get(f.path, f.max)
+    if f.type == "int":
+        base = st.integers(f.min, min(hi, f.min + 100_000))
+    else:
+        base = st.floats(f.min, min(hi, 1e7), allow_nan=False)
+    return (st.none() | base) if f.nullable else base
+
+
+SIMPLE = [f for f in F.FIELDS if f.type in ("int", "float", "bool", "choice")
+          and f.path.count(".") == 1 and f.path.split(".")[0] in ("workload", "server", "slo")
+          and f.path != "workload.trace.name"]
+
+
+@st.composite
+def accepted(draw):
+    sc = {"workload": {}, "server": {}, "slo": {}}
+    for f in draw(st.lists(st.sampled_from(SIMPLE), max_size=6, unique_by=lambda f: f.path)):
+        top, leaf = f.path.split(".")
+        sc[top][leaf] = draw(_values(f))
+    sc["scheduler"] = draw(st.sampled_from(["static", "continuous", "vllm"]))
+    sc["workload"]["arrival"] = draw(st.sampled_from(
+        [{"kind": "burst"}, {"kind": "poisson", "rate": 50.0}, {"kind": "gap", "every": 7.0}]))
+    return sc
+
+
+def _quantiles_ordered(d):
+    return d["p50"] <= d["p95"] <= d["p99"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(accepted())
+def test_any_accepted_scenario_completes_within_the_cap_with_every_invariant(sc):
+    try:
+        norm = normalize(sc)
+    except ScenarioError:
+        assume(False)
+    try:
+        r = simulate(norm, work_cap=2_000_000)
+    except ScenarioError as e:     # a pre-flight refusal (a request larger than the pool) or cap
+        assert e.field in ("server.kv_tokens", "workload.requests"), e.message
+        return
+    m, reqs = r["metrics"], r["requests"]
+    assert m["passes"] >= 1
+    assert abs(sum(m["shares"].values()) - 1.0) < 1e-9
+    assert m["output_tokens"] == m["slot_steps"]["useful"] == sum(q["out"] for q in reqs)
+    for q in reqs:
+        assert q["arrive"] <= q["admit"] <= q["first_token"] <= q["last_token"] <= q["done"]
+        assert q["tpot"] >= 0 and q["ttft"] >= 0
+    for key in ("ttft", "tpot", "e2e"):
+        if key == "tpot" and all(q["out"] == 1 for q in reqs):
+            assert m[key]["p50"] is None       # no request has a time per output token
+            continue
+        assert _quantiles_ordered(m[key]), m[key]
+    kv = norm["server"]["kv_tokens"]
+    if norm["scheduler"] == "vllm" and isinstance(kv, int):
+        assert m["kv_peak_tokens"] <= kv
+    assert 0.0 <= m["slo_attainment"] <= 1.0
