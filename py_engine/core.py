@@ -36,7 +36,7 @@ from .recorder import Recorder
 from .roofline import SUB, floor_sum
 from .work import EVENT_WORK
 
-CHECK_EVERY = 256   # events between clock checks of a run with a deadline (a few ms of work)
+CHECK_WORK = 2560   # work units (work.py) between checks of the cap and the deadline: ~3 ms
 
 
 def _first_pass_at(dt, K, a, b, k):
@@ -76,8 +76,8 @@ class Sim(Phases):
         self.arrive, self.prompt, self.out = arrive, prompt, out
         self.slots, self.cost = slots, cost
         self.now = 0
-        # work done so far: events of the loop below (counted CHECK_EVERY at a time) plus what the
-        # policy adds for its own per-event walks; at more than work_cap the run stops
+        # work done so far (work.py): EVENT_WORK per event of the loop below plus what the policy
+        # adds for its own per-event walks; at more than work_cap the run stops
         self.work = 0
         self.work_cap = None
         self.last_start = 0             # start of the last pass run
@@ -277,7 +277,7 @@ class Sim(Phases):
     # ------------------------------------------------------------ the loop
     def run(self, policy, until=None):
         """Run the simulation to its end, or (until = a time.perf_counter() value) until that time
-        has passed, checked every CHECK_EVERY events. Returns True when it is finished; a run that
+        has passed, checked every CHECK_WORK units of work. Returns True when it is finished; a run that
         stopped early resumes exactly where it stopped on the next call (all state is in self)."""
         n, arrive, res, heap = self.n, self.arrive, self.res, self._heap
         cost_m = self.cost
@@ -292,12 +292,12 @@ class Sim(Phases):
         done_pass, done_tick = self.done_pass, self.done_tick
         schedule, horizon, wants_arrivals = policy.schedule, policy.horizon, policy.wants_arrivals
         kv_after = policy.kv_after      # None: KV = the residents' tokens
-        clock, countdown, cap = time.perf_counter, CHECK_EVERY, self.work_cap
+        clock, cap = time.perf_counter, self.work_cap
+        check_at = self.work + CHECK_WORK
         while self.n_done < n:
-            countdown -= 1
-            if not countdown:
-                countdown = CHECK_EVERY
-                self.work += CHECK_EVERY * EVENT_WORK
+            self.work += EVENT_WORK
+            if self.work >= check_at:     # the policy adds its own walks to work too
+                check_at = self.work + CHECK_WORK
                 if cap is not None and self.work > cap:
                     raise WorkCapExceeded(self.work, self.n_done, n)
                 if until is not None and clock() > until:

@@ -316,6 +316,16 @@ async function compute() {
   await app.inflight;
 }
 
+/** The reader stops a long run: the engine drops it between two slices of work. */
+function cancelRun() {
+  if (document.documentElement.dataset.stale !== STALE.busy) return false;
+  mainRun.cancel();
+  markStale(STALE.cancelled);
+  showNote('Cancelled: the engine stopped that run; the figures wait for the next change.', true);
+  return true;
+}
+$('btn-cancel-run').addEventListener('click', cancelRun);
+
 function renderMain() {
   const cmp = app.cmp;
   renderHeadline(cmp, ctx.schema.schedulers.filter((s) => s.base).map((s) => s.name));
@@ -386,7 +396,7 @@ function wireUI() {
     play: () => player.play(), step: (d) => player.step(d), home: () => player.home(), end: () => player.end(),
     lecture: toggleLecture, theme: toggleTheme, preset: (i) => applyPreset(Object.keys(ctx.presets)[i]),
     lane: () => { const s = ctx.optional[0]; if (s) onLane(s, !view.get().lanes.includes(s)); },
-    story: toggleStory, storyStep: storyStepBy,
+    story: toggleStory, storyStep: storyStepBy, cancel: cancelRun,
   }, lanes.passMax);
   // Canvases size to the figure's width; a height change is redrawn by whatever caused it.
   let figWidth = -1;

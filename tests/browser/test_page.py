@@ -219,7 +219,7 @@ def test_bad_input_gets_a_message_and_the_page_keeps_working(strict_page, site_u
 
     # Bad values typed into a control: a message, no recompute, the last result stays.
     before = read_metrics(page)
-    for text in ["abc", "-3", "2.5", "", "1e9"]:
+    for text in ["abc", "-3", "2.5", "", "1e9", "1,5", "2_000", "2,0000"]:
         page.fill("#ctl-slots", text)
         page.press("#ctl-slots", "Enter")
         msg = page.text_content('[data-error-for="slots"]')

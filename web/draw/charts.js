@@ -3,7 +3,7 @@
 // sweep that is still running (or was cancelled) reads honestly.
 
 import { setupCanvas, theme, niceTicks, font } from './canvas-kit.js';
-import { fmt } from './format.js';
+import { fmt, maxOf, minOf } from './format.js';
 
 /**
  * spec: { height, x: {label, min, max, log2?, fmt?}, y: {label, min?, max?, fmt?, color?},
@@ -27,8 +27,8 @@ export function lineChart(canvas, spec) {
     const pts = spec.series.filter((s) => (s.axis || 'y') === axis).flatMap((s) => s.points.map((p) => p[1])).filter((v) => v != null);
     const hl = (spec.hlines || []).filter((l) => (l.axis || 'y') === axis).map((l) => l.y);
     const ax = spec[axis];
-    let lo = ax.min ?? Math.min(0, ...pts, ...hl);
-    let hi = ax.max ?? Math.max(...pts, ...hl, lo + 1e-9);
+    let lo = ax.min ?? minOf(hl, minOf(pts, 0));
+    let hi = ax.max ?? maxOf(hl, maxOf(pts, lo + 1e-9));
     if (!(hi > lo)) hi = lo + 1;
     const ticks = niceTicks(lo, hi * (ax.max != null ? 1 : 1.05), 4);
     hi = Math.max(hi, ticks[ticks.length - 1]);

@@ -2,6 +2,19 @@
 
 const nf = new Intl.NumberFormat('en-US');
 /** Human formatting for display only; data-value always carries String(n). */
+/** The largest / smallest of xs and `init` by a loop: spreading a data-sized array into
+ * Math.max overflows the call stack at ~125,000 values (tests/js/spread.test.mjs forbids it). */
+export function maxOf(xs, init = -Infinity) {
+  let m = init;
+  for (const x of xs) if (x > m) m = x;
+  return m;
+}
+export function minOf(xs, init = Infinity) {
+  let m = init;
+  for (const x of xs) if (x < m) m = x;
+  return m;
+}
+
 export function fmt(n, digits = 3) {
   if (n == null || Number.isNaN(n)) return '–';
   if (typeof n !== 'number') return String(n);

@@ -147,7 +147,7 @@ export function serveVerified(url, bytes, sha256) { verified.set(new URL(url).hr
 export function forgetVerified() { verified.clear(); }
 
 function hexToBase64(hex) {
-  return btoa(String.fromCharCode(...hex.match(/../g).map((h) => parseInt(h, 16))));
+  return btoa(String.fromCharCode(...hex.match(/../g).map((h) => parseInt(h, 16))));  // bounded: a 32-byte hash
 }
 
 /** Wrap self.fetch so Pyodide's requests for verified files get the checked bytes. */

@@ -87,7 +87,8 @@ const ownsSpace = (t) => t && (t.tagName === 'BUTTON' || t.tagName === 'SUMMARY'
 
 /**
  * keys: {play, step(delta), home, end, lecture, theme, preset(i), lane() (V: the vLLM lane),
- * story() (S), storyStep(delta) (PageDown / PageUp: true when in story mode)}; passMax() for the
+ * story() (S), storyStep(delta) (PageDown / PageUp: true when in story mode), cancel() (Escape: stop
+ * a long run; true when there was one)}; passMax() for the
  * big step. Shortcuts work wherever focus is except in text fields; after a mouse click, the
  * button or slider clicked lets go of the focus, so Space plays and digits switch presets.
  */
@@ -101,6 +102,8 @@ export function wireKeys(keys, passMax) {
   });
   document.addEventListener('keydown', (e) => {
     const t = e.target;
+    // Escape types nothing: it stops a long run even from the field that started it
+    if (e.key === 'Escape' && keys.cancel()) { e.preventDefault(); return; }
     if (typing(t) || e.ctrlKey || e.metaKey || e.altKey) return;
     const range = t?.tagName === 'INPUT' && t.type === 'range';
     const big = Math.max(1, Math.round(passMax() / 10));

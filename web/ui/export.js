@@ -4,6 +4,7 @@
 
 import { theme, font } from '../draw/canvas-kit.js';
 import { LAYOUTS, count, toRows } from '../state/records.js';
+import { maxOf } from '../draw/format.js';
 
 export const CSV_TIME_DIGITS = 3;
 
@@ -62,7 +63,7 @@ export function download(name, data, type) {
 export function timelinePNG({ title, subtitle, lanes }) {
   const t = theme();
   const dpr = Math.max(1, window.devicePixelRatio || 1);
-  const W = Math.max(...lanes.map((l) => l.canvas.width / dpr), 600) + 32;
+  const W = maxOf(lanes.map((l) => l.canvas.width / dpr), 600) + 32;
   const laneH = lanes.reduce((s, l) => s + 24 + l.canvas.height / dpr + 8, 0);
   const H = 16 + 30 + 20 + laneH + 30;
   const c = document.createElement('canvas');

@@ -28,6 +28,7 @@ export function showNote(text, bad = false) {
 export const STALE = {
   waiting: 'computing… (the engine answers as soon as it has loaded)',
   busy: 'simulating…',
+  cancelled: 'cancelled: change a value to simulate again',
   busyAfterMs: 300,     // a live run that takes longer than this shows the busy state
 };
 
@@ -44,10 +45,14 @@ export function markStale(text) {
   for (const e of document.querySelectorAll('.busy-label')) e.textContent = text;
   const status = $('engine-busy');
   if (status) status.textContent = ` · ${text}`;
+  const cancel = $('btn-cancel-run');
+  if (cancel) cancel.hidden = text !== STALE.busy;
 }
 
 export function clearStale() {
   delete document.documentElement.dataset.stale;
   const status = $('engine-busy');
   if (status) status.textContent = '';
+  const cancel = $('btn-cancel-run');
+  if (cancel) cancel.hidden = true;
 }

@@ -81,6 +81,8 @@ export function createSideWork(ctx) {
     const def = defOf(name);
     const sched = sweepSchedulers(def, ctx.state().lanes, schema.schedulers)[0];
     const got = [];
+    if (token.stale) return;
+    started.add(name);
     points[name] = [];          // the old points belong to other values: clear them first
     draw(name);
     sweepUI(name, { done: 0, total: reqs.length });
@@ -114,15 +116,20 @@ export function createSideWork(ctx) {
   }
 
   let ranLive = false;        // the last run was answered by the live engine, not the snapshot
+  const started = new Set();  // figures whose sweep began for the current values
   function start() {
     ranLive = source.live;
+    started.clear();
     const token = work.start();
     clearTimeout(timer);
     root.dataset.sweeping = '1';
     timer = setTimeout(async () => {
       const reqs = pageRequests(ctx.page, state());
       if (reqs.stall) await stall(token, reqs.stall);
-      for (const [name, pts] of Object.entries(reqs.sweeps)) await sweep(token, name, pts);
+      for (const [name, pts] of Object.entries(reqs.sweeps)) {
+        if (token.stale) return;      // cancelled during the last figure: the next one never starts
+        await sweep(token, name, pts);
+      }
       if (token.stale) return;
       delete root.dataset.sweeping;
       // Once the engine is live and idle, verify it once without being asked.
@@ -133,7 +140,14 @@ export function createSideWork(ctx) {
   function cancel() {
     work.cancel();
     delete root.dataset.sweeping;
-    for (const [name] of figures) sweepUI(name, null);
+    for (const [name] of figures) {
+      if (!started.has(name)) {        // its points belong to older values: not shown as current
+        points[name] = [];
+        draw(name);
+        $(`${name}-progress`).value = 0;
+      }
+      sweepUI(name, null);
+    }
   }
 
   async function runKV(params) {

@@ -5,7 +5,7 @@
 
 import { lineChart } from '../draw/charts.js';
 import { theme } from '../draw/canvas-kit.js';
-import { fmtTime } from '../draw/format.js';
+import { fmtTime, maxOf, minOf } from '../draw/format.js';
 import { el } from './dom.js';
 
 const getPath = (obj, path) => path.split('.').reduce((o, k) => (o == null ? undefined : o[k]), obj);
@@ -39,7 +39,7 @@ export function recommend(pts, label, requests) {
   if (!sorted.length) return null;
   const best = largestMeeting(sorted);
   const over = sorted.every((p) => p[5].offered_rps && p[5].backlog > 0.1 * requests);
-  const load = over ? `the load exceeds the deployment: ${sorted[0][5].offered_rps.toFixed(2)} req/s arrive, at most ${Math.max(...sorted.map((p) => p[5].served_rps)).toFixed(2)} are served` : null;
+  const load = over ? `the load exceeds the deployment: ${sorted[0][5].offered_rps.toFixed(2)} req/s arrive, at most ${maxOf(sorted.map((p) => p[5].served_rps)).toFixed(2)} are served` : null;
   let text;
   if (best == null) {
     const last = sorted[sorted.length - 1];
@@ -48,7 +48,7 @@ export function recommend(pts, label, requests) {
     const above = sorted.filter((p) => p[0] > best);
     if (above.length) text = `set ${label} to ${best}: at ${above[0][0]}, ${above[0][5].slo.why}`;
     else {
-      const low = Math.min(...sorted.filter((p) => p[3]).map((p) => p[0]));
+      const low = minOf(sorted.filter((p) => p[3]).map((p) => p[0]));
       text = `set ${label} to ${best}, the largest tried, which meets the SLO`;
       if (low !== best && sorted.every((p) => p[0] < low || p[3])) text += ` (so does every setting from ${low} up)`;
     }
@@ -68,7 +68,7 @@ export function drawLatency(canvas, def, { field, current, values }, pts) {
     points: pts.filter((p) => p[5]).map((p) => [p[0], p[5][key].p95 == null ? null : p[5][key].p95 / values[lim]]),
     highlight: current,
   }));
-  const top = Math.max(2, ...series.flatMap((s) => s.points.map((p) => p[1] ?? 0)));
+  const top = maxOf(series.flatMap((s) => s.points.map((p) => p[1] ?? 0)), 2);
   const cap = Math.min(top, OFF_SCALE);
   const keys = [];
   if (top > OFF_SCALE) keys.push({ symbol: '▲', text: `beyond ${OFF_SCALE * 100}% (off the scale)` });
