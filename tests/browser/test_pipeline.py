@@ -4,6 +4,7 @@ the origin, and a tampered or missing file fails loudly instead of hanging."""
 
 import gzip
 import hashlib
+import io
 import json
 import re
 import shutil
@@ -265,6 +266,65 @@ def test_unrestorable_memory_snapshot_falls_back_with_the_reason(strict_page, si
     entry["raw_sha256"] = hashlib.sha256(raw).hexdigest()
     manifest_path.write_text(json.dumps(manifest))
     _expect_ready_without_snapshot(strict_page, serve_dir(site_copy), entry["file"], "restored")
+
+
+def _ship(site: Path, entry: dict, path: Path, data: bytes):
+    """Replace a shipped file and its manifest entry alike: a broken build that passes the hash."""
+    if "gzip" in entry:
+        gz = site / "pyodide" / entry["gzip"]["file"]
+        gz.write_bytes(gzip.compress(data, mtime=0))
+        entry["gzip"].update(sha256=sha256_file(gz), bytes=gz.stat().st_size)
+    else:
+        path.write_bytes(data)
+    entry.update(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data))
+
+
+def _zip(names: dict) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, text in names.items():
+            z.writestr(name, text)
+    return buf.getvalue()
+
+
+def _broken(site: Path, what: str):
+    """One of the broken builds the reliability issue found, each still matching its manifest."""
+    mpath = site / "manifest.json"
+    m = json.loads(mpath.read_text())
+    rt = m["pyodide"]["runtime"]
+    if what == "empty manifest":
+        mpath.write_text("{}")
+        return
+    if what == "blank manifest":
+        mpath.write_text("")
+        return
+    if what == "garbage wasm":
+        _ship(site, rt["pyodide.asm.wasm"], None, b"garbage" * 4000)
+    elif what == "wasm body":
+        _ship(site, rt["pyodide.asm.wasm"], None, b"\0asm\x01\0\0\0" + b"\xff" * 4000)
+    elif what == "truncated stdlib":
+        path = site / "pyodide" / "python_stdlib.zip"
+        _ship(site, rt["python_stdlib.zip"], path, path.read_bytes()[:200_000])
+    elif what == "wheel without py_engine":
+        path = site / m["engine"]["wheel"]
+        _ship(site, m["engine"], path, _zip({"other/__init__.py": ""}))
+    mpath.write_text(json.dumps(m))
+
+
+@pytest.mark.parametrize("what,words", [
+    ("empty manifest", ["manifest.json", "not a manifest"]),
+    ("blank manifest", ["manifest.json"]),
+    ("garbage wasm", ["pyodide/pyodide.asm.wasm", "not a WebAssembly module"]),
+    ("wasm body", ["pyodide/pyodide.asm.wasm", "not a valid WebAssembly module"]),
+    ("truncated stdlib", ["pyodide/python_stdlib.zip", "not a complete zip archive"]),
+    ("wheel without py_engine", ["wheels/py_engine-", "does not hold py_engine/__init__.py"]),
+])
+def test_a_broken_runtime_file_that_passes_the_manifest_is_named(strict_page, site_copy, serve_dir,
+                                                                 what, words):
+    """Finding 10: each once failed after 61 s, or as "Cannot read properties of undefined",
+    "exit(1)" or a raw traceback; now at once, naming the file and what is wrong with it."""
+    _broken(site_copy, what)
+    _expect_failed(strict_page, serve_dir(site_copy), *words)
 
 
 @pytest.mark.allow_problems(r"HTTP 404: .*pyodide\.asm\.wasm", r"status of 404")

@@ -7,6 +7,7 @@
 // boot(status) -> {pyodide, Job, handleJson, via: "snapshot" | "fresh", note}
 
 import { downloadAll, serveVerified, forgetVerified, installFetch, precompile } from './fetch.js';
+import { shapeCheck, zipProblem, RUNTIME_FILES, ENGINE_MODULE } from './shapes.js';
 
 export const SITE = new URL('../', import.meta.url);   // this file sits in engine/ under the site root
 
@@ -17,6 +18,9 @@ async function readManifest() {
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
     const m = await res.json();
     if (!m?.pyodide?.runtime || !m?.engine?.wheel) throw new Error('not a manifest of this site (pyodide.runtime or engine.wheel missing)');
+    const missing = RUNTIME_FILES.filter((f) => !m.pyodide.runtime[f]?.sha256);
+    if (missing.length) throw new Error(`lists no ${missing.join(', ')} under pyodide.runtime`);
+    if (typeof m.pyodide.indexURL !== 'string' || !m.engine.sha256) throw new Error('pyodide.indexURL or engine.sha256 missing');
     return m;
   } catch (e) {
     throw new Error(`manifest.json: ${e.message}`);
@@ -69,19 +73,20 @@ export async function boot(status) {
 
   // Every runtime file, the engine wheel and (optional) the memory snapshot, in parallel.
   const runtime = Object.entries(py.runtime).map(([f, v]) => ({
-    url: indexURL + f, name: `pyodide/${f}`, sha256: v.sha256, bytes: v.bytes,
+    url: indexURL + f, name: `pyodide/${f}`, sha256: v.sha256, bytes: v.bytes, check: shapeCheck(f),
     gzip: v.gzip && { url: indexURL + v.gzip.file, sha256: v.gzip.sha256, bytes: v.gzip.bytes } }));
   const eng = manifest.engine;
-  const wheel = { url: new URL(eng.wheel, SITE).href, name: eng.wheel, sha256: eng.sha256, bytes: eng.bytes };
+  const wheel = { url: new URL(eng.wheel, SITE).href, name: eng.wheel, sha256: eng.sha256, bytes: eng.bytes,
+    check: (b) => zipProblem(b, [ENGINE_MODULE]) };
   const ms = eng.memory_snapshot;   // shipped gzipped, like the .wasm
   const snap = ms && { url: new URL(ms.file.replace(/\.gz$/, ''), SITE).href, name: ms.file.replace(/\.gz$/, ''),
     sha256: ms.raw_sha256, bytes: ms.raw_bytes, gzip: { url: new URL(ms.file, SITE).href, sha256: ms.sha256, bytes: ms.bytes }, optional: true };
   const items = [...runtime, wheel, ...(snap ? [snap] : [])];
-  let asmJs = null;
+  let asmJs = null, wasm = null;
   const { files, cached } = await downloadAll(items, (p, got, total) =>
     status('download', p, `${(got / 1e6).toFixed(1)} of ${(total / 1e6).toFixed(1)} MB`),
   (it, bytes) => {   // start on each file as soon as it is checked, while the others arrive
-    if (it.url.endsWith('.wasm')) precompile(it.url, bytes);
+    if (it.url.endsWith('.wasm')) wasm = { name: it.name, compiled: precompile(it.url, bytes) };
     // Pyodide's loader imports pyodide.asm.js by URL (a script cannot be run from bytes under this
     // CSP); it skips that when the module factory is there, so import the checked file now.
     if (it.url.endsWith('pyodide.asm.js')) asmJs = import(it.url);
@@ -89,6 +94,9 @@ export async function boot(status) {
   runtime.forEach((it, i) => serveVerified(it.url, files[i], it.sha256));
   wheel.bytes = files[runtime.length];
 
+  if (wasm) {
+    try { await wasm.compiled; } catch (e) { throw new Error(`${wasm.name}: not a valid WebAssembly module (${e.message})`); }
+  }
   const [{ loadPyodide }] = await Promise.all([import(indexURL + 'pyodide.mjs'), asmJs]);
   let pyodide = null, via = 'fresh', note = '';
   if (!snap) note = 'this build has no memory snapshot';

@@ -110,7 +110,7 @@ async function storeInCache(cache, entries) {
  * bytes}}] (sha256 and url: the file itself; gzip: how it is shipped) -> {files: [Uint8Array |
  * Error] in order (the file's own bytes, inflated), cached: Promise<entries in Cache Storage once
  * the background fill is done>}. An item with optional: true yields its Error instead of failing
- * the lot. onFile(item, bytes) is called as each file is ready (to start work on it at once).
+ * the lot; an item's check(bytes) (after the hash) returns what is wrong with it, or null. onFile(item, bytes) is called as each file is ready (to start work on it at once).
  */
 export async function downloadAll(items, onProgress, onFile = () => {}) {
   const total = items.reduce((s, it) => s + ((it.gzip || it).bytes || 0), 0) || 1;
@@ -129,6 +129,8 @@ export async function downloadAll(items, onProgress, onFile = () => {}) {
       } else {
         bytes = (await fetchVerified(it.url, it.name, it.sha256, progress, false)).bytes;
       }
+      const problem = it.check?.(bytes);
+      if (problem) throw new Error(`${it.name}: ${problem}`);
       toStore.push([it.url, it.sha256, bytes]);
       onFile(it, bytes);
       return bytes;
@@ -176,7 +178,7 @@ export function installFetch(base) {
  */
 export function precompile(url, bytes) {
   const compiled = WebAssembly.compile(bytes);
-  compiled.catch(() => {});           // a failure shows where Pyodide instantiates it
+  compiled.catch(() => {});           // boot awaits it (and names the file) before Pyodide starts
   const streaming = WebAssembly.instantiateStreaming.bind(WebAssembly);
   WebAssembly.instantiateStreaming = async (source, imports) => {
     const res = await source;
@@ -184,4 +186,5 @@ export function precompile(url, bytes) {
     const module = await compiled;
     return { module, instance: await WebAssembly.instantiate(module, imports) };
   };
+  return compiled;
 }
