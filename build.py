@@ -54,21 +54,46 @@ def in_venv(module: str, *args: str) -> int:
     return subprocess.call([str(py), "-m", f"tools.{module}", *args], cwd=ROOT)
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):   # one line, exit 2 (argparse's own adds the usage)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def _port(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if not 0 <= n <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be an integer from 0 to 65535 (0 = any free port)")
+    return n
+
+
+def _fail(e: Exception) -> int:
+    """One line for any failure of the build's own steps or of the file system under it."""
+    if isinstance(e, OSError):
+        where = f"{e.filename}: " if e.filename else ""
+        e = f"{where}{e.strerror or e}"
+    print(f"build.py: error: {e}", file=sys.stderr)
+    return 1
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["test"] and not {"-h", "--help"} & set(argv[1:2]):
         # Everything after `test` goes to pytest as is (argparse would reject a leading -x).
         try:
+            common.check_cache()
             return test(argv[2:] if argv[1:2] == ["--"] else argv[1:])
-        except BuildError as e:
-            print(f"build.py: error: {e}", file=sys.stderr)
-            return 1
-    ap = argparse.ArgumentParser(prog="build.py", description=__doc__.split("\n\n")[0])
-    sub = ap.add_subparsers(dest="command")
+        except (BuildError, OSError) as e:
+            return _fail(e)
+    ap = _Parser(prog="build.py", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="command", parser_class=_Parser)
     ap.add_argument("--pyodide-cdn", metavar="URL",
                     help="load Pyodide from this URL (e.g. https://cdn.jsdelivr.net/pyodide/v"
                          f"{PYODIDE_VERSION}/full/) instead of shipping it; the page's CSP must allow it")
     sp = sub.add_parser("serve", help="build, then serve dist/ on 127.0.0.1")
-    sp.add_argument("--port", type=int, default=8000, help="port (0 = any free port; default 8000)")
+    sp.add_argument("--port", type=_port, default=8000, help="port (0 = any free port; default 8000)")
     sp.add_argument("--no-build", action="store_true", help="serve the existing dist/")
     mp = sub.add_parser("measure", help="build, then time cold loads in headless Chromium")
     mp.add_argument("--runs", type=int, default=3)
@@ -76,6 +101,7 @@ def main(argv: list[str]) -> int:
     sub.add_parser("test", help="venv + Chromium + build + the whole test suite")
     args = ap.parse_args(argv)
     try:
+        common.check_cache()
         if args.command == "measure":
             return in_venv("measure", "--runs", str(args.runs))
         if args.command == "screenshot":
@@ -85,9 +111,8 @@ def main(argv: list[str]) -> int:
         if args.command == "serve":
             serve(common.DIST, args.port)
         return 0
-    except BuildError as e:
-        print(f"build.py: error: {e}", file=sys.stderr)
-        return 1
+    except (BuildError, OSError) as e:
+        return _fail(e)
 
 
 if __name__ == "__main__":

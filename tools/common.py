@@ -21,6 +21,20 @@ class BuildError(Exception):
     """A build step failed; the message says which and why."""
 
 
+def cached_file(path: Path) -> Path:
+    """A path in the download cache that, if present, must be a file."""
+    if path.exists() and not path.is_file():
+        raise BuildError(f"{path}: a cached download, but not a file; delete it and rebuild")
+    return path
+
+
+def check_cache() -> None:
+    """The download cache must be a directory (or creatable as one)."""
+    if CACHE.exists() and not CACHE.is_dir():
+        raise BuildError(f"the download cache {CACHE} is not a directory "
+                         "(set CB_EXPLORER_CACHE to a directory, or remove that file)")
+
+
 def log(msg: str) -> None:
     print(f"[build] {msg}", flush=True)
 

