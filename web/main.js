@@ -15,6 +15,7 @@ import { createPlayer } from './ui/player.js';
 import { renderCards } from './ui/cards.js';
 import { parseTrace, lineOf, MAX_TRACE_BYTES } from './state/tracefile.js';
 import { renderHeadline, showNote, markStale, clearStale, STALE } from './ui/headline.js';
+import { keepOffline } from './ui/offline.js';
 import { createSideWork } from './ui/sidework.js';
 import { showStatus, buildPresetButtons, markPreset, wireExports, wireKeys } from './ui/chrome.js';
 import { postHeight } from './ui/export.js';
@@ -78,6 +79,7 @@ async function boot() {
     if (!app.cmp || app.fromSnapshot) await recompute();
     root.dataset.state = 'ready';
     side.live();
+    keepOffline(source.client.cached, () => { root.dataset.offline = 'ready'; $('engine-offline').hidden = false; });
     if (view.get().embed === 'check') side.runCheck();
   }, () => { root.dataset.state = 'failed'; });
 }
