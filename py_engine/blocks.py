@@ -47,6 +47,7 @@ class CountingPool:
 
     caching = False
     cached_free = 0
+    ops = 0                             # counts only: every operation is O(1)
 
     def __init__(self, total, block_size):
         self.total, self.bs = total, block_size
@@ -126,6 +127,7 @@ class PrefixCachePool:
         self.n_cached = {}               # request -> blocks of its table already cached
         self.in_use = 0
         self.cached_free = 0             # free blocks that hold a hash (the block view shows them)
+        self.ops = 0                     # blocks touched so far (the run's work, py_engine/work.py)
         if not self.fresh_left:
             self.nxt[HEAD], self.prv[TAIL] = TAIL, HEAD
 
@@ -184,6 +186,7 @@ class PrefixCachePool:
         for b in out:
             self.ref[b] = 1
         self.in_use += len(out)
+        self.ops += len(out)
         return out
 
     def _put(self, blocks, front):
@@ -202,6 +205,7 @@ class PrefixCachePool:
                 self.cached_free += 1
         nxt[p], prv[q] = q, p
         self.listed += len(blocks)
+        self.ops += len(blocks)
 
     # ------------------------------------------------------------ requests
     def has(self, rid):
@@ -220,6 +224,7 @@ class PrefixCachePool:
             if not blocks:
                 break
             hits.append(blocks[0])
+        self.ops += len(hits) + 1
         return hits
 
     def need(self, rid, num_tokens, hits=()):
@@ -272,6 +277,7 @@ class PrefixCachePool:
         if done >= full:
             return
         t, hash_, cached = self.table[rid], self.hash, self.cached
+        self.ops += full - done
         for b in range(done, full):
             blk = t[b]
             k = self.key(rid, b)
@@ -291,6 +297,7 @@ class PrefixCachePool:
         """Cache block b of rid's table alone (the caller keeps n_cached: see VLLM._bulk)."""
         blk = self.table[rid][b]
         k = self.key(rid, b)
+        self.ops += 1
         if self.hash[blk] == k:
             return
         blocks = self.cached.get(k)
@@ -316,6 +323,7 @@ class PrefixCachePool:
         self.n_cached.pop(rid, None)
         if not t:
             return
+        self.ops += len(t)
         front, back = [], []
         ref, hash_ = self.ref, self.hash
         for b in reversed(t):

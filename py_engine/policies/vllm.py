@@ -54,6 +54,7 @@ admission: requests preempt each other forever). The engine proves it (the sched
 repeats with no token produced and no arrival pending) and stops with a ScenarioError.
 """
 
+import hashlib
 import heapq
 from collections import deque
 
@@ -113,6 +114,7 @@ class VLLM(Policy):
         observable = total is not None or any(sp is not None for sp in self.spans)
         self.pool = (PrefixCachePool(total, bs, self.spans) if self.prefix_caching and observable
                      else CountingPool(total, bs))
+        self.pool_ops = 0
         prio = getattr(trace, "priority", None)
         self.prio = list(prio) if prio is not None else [0] * n
         self.P, self.O, self.arrive = sim.prompt, sim.out, sim.arrive
@@ -164,7 +166,11 @@ class VLLM(Policy):
     # ------------------------------------------------------------ the core's hooks
     def schedule(self):
         sim = self.sim
-        sim.work += len(self.running)      # _plan and _apply walk the running list
+        # work (py_engine/work.py): _plan and _apply walk the running list; the pool counts the
+        # blocks it touched since the last call
+        pool = self.pool
+        sim.work += len(self.running) + pool.ops - self.pool_ops
+        self.pool_ops = pool.ops
         k = sim.passes - self.plan_passes
         if k:
             visible = sim.last_start       # async: what arrived before the last pass began
@@ -579,9 +585,13 @@ class VLLM(Policy):
                 or sim.passes - self.last_progress < LIVELOCK_AFTER):
             return
         state = self._state()
-        first = self.seen.get(state)
+        # the state is O(running + blocks): only its 128-bit digest is kept (states were once kept
+        # whole: 540 MB for a chunk-1 run whose prefills sample nothing for thousands of passes)
+        sim.work += len(state[0]) + len(state[1]) + (self.pool.in_use if self.pool.caching else 0)
+        key = hashlib.blake2b(repr(state).encode(), digest_size=16).digest()
+        first = self.seen.get(key)
         if first is None:
-            self.seen[state] = sim.passes
+            self.seen[key] = sim.passes
             return
         cycle = sorted(self.victims)
         raise ScenarioError(

@@ -105,8 +105,8 @@ def test_the_probe_refuses_a_hopeless_run_early(monkeypatch):
     monkeypatch.setattr(core.Sim, "run", run)
     with pytest.raises(ScenarioError) as e:
         simulate({"scheduler": "vllm", "workload": {"requests": 20000},
-                  "server": {"slots": 256}}, work_cap=200_000)
-    assert seen == [10_000]                  # refused at the probe, never ran to the cap
+                  "server": {"slots": 256}}, work_cap=60_000)   # it needs ~2,000,000
+    assert seen == [3_000]                   # refused at the probe, never ran to the cap
     assert "x the cap" in e.value.message
 
 
@@ -321,3 +321,38 @@ def test_any_accepted_scenario_completes_within_the_cap_with_every_invariant(sc)
     if norm["scheduler"] == "vllm" and isinstance(kv, int):
         assert m["kv_peak_tokens"] <= kv
     assert 0.0 <= m["slo_attainment"] <= 1.0
+
+
+def test_the_kv_pools_block_work_counts_toward_the_cap():
+    """Million-token prompts in a finite pool touch ~10^6 blocks while the core sees a handful of
+    events: the blocks count (once, a 2,000-request variant ran 176 s under the cap)."""
+    sc = {"scheduler": "vllm", "workload": {"requests": 20, "prompt_mean": 1_000_000,
+                                            "output_mean": 10, "skew": 0},
+          "server": {"slots": 256, "kv_tokens": 4_000_000}}
+    from py_engine import api, scenario
+    run = api.run_sim(scenario.normalize(sc), work_cap=None)
+    blocks = sum(p for p in run.sim.prompt) // 16
+    assert run.sim.work >= 2 * blocks            # each block taken and given back at least
+    with pytest.raises(ScenarioError) as e:
+        simulate(sc, work_cap=blocks)
+    assert "work cap" in e.value.message
+
+
+def test_the_livelock_detector_keeps_digests_not_states(monkeypatch):
+    """A chunk-1 run samples nothing for thousands of passes while its prefills move: every
+    preemption then records the scheduler's state (once kept whole: 540 MB)."""
+    from py_engine import api, scenario
+    from py_engine.policies.vllm import VLLM
+    kept = []
+    real = VLLM._livelock
+
+    def livelock(self):
+        real(self)
+        kept.extend(self.seen)
+    monkeypatch.setattr(VLLM, "_livelock", livelock)
+    sc = {"scheduler": "vllm", "workload": {"requests": 300, "prompt_mean": 1000,
+                                            "output_mean": 100, "skew": 0.95},
+          "server": {"slots": 512, "chunk": 1, "kv_tokens": 60_000}}
+    api.run_sim(scenario.normalize(sc), work_cap=None)
+    assert len(kept) > 100                       # the detector did record states
+    assert all(isinstance(k, bytes) and len(k) == 16 for k in kept)
