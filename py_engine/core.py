@@ -248,6 +248,7 @@ class Sim(Phases):
         row's by its chunk, a held (static padding) row's not at all. -> run_line(...)."""
         tokens = rows = ctx = att = d_ctx = d_att = 0
         kv_of = self._kv_of
+        self.work += len(self.res)       # a walk over every slot, per run (work.py)
         for r in self.res:
             if r is None:
                 continue

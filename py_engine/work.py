@@ -2,7 +2,9 @@
 
 A run's *work* is counted as it goes (core.Sim.run): EVENT_WORK units per event of the core's loop
 (about a microsecond of native CPU each, including the transitions an event makes) plus one unit
-per request the policy walks in its own per-event bookkeeping (the vllm policy's running list).
+per request the policy walks in its own per-event bookkeeping (the vllm policy's running list),
+BLOCK_WORK per block the vllm policy's KV pool touches (taken, hashed, freed: each costs a few
+walk steps), and one per slot the roofline walks to price a run.
 One unit is roughly a microsecond natively and two to three in the page's Pyodide, so WORK_CAP
 stops a run after about 20 s of native CPU.
 
@@ -15,6 +17,7 @@ what to lower, and how to run it natively without the cap (`--max-work 0`).
 from .errors import ScenarioError
 
 EVENT_WORK = 10
+BLOCK_WORK = 3
 WORK_CAP = 20_000_000
 PROBE = 0.05
 ESTIMATE_SLACK = 3.0
@@ -39,10 +42,11 @@ def too_much(scenario, work, done, n, cap):
         lower.append("server.slots (%s)" % "{:,}".format(sv["slots"]))
     if sv.get("chunk") is not None and sv["chunk"] < 64:
         lower.append("or raise server.chunk (%s)" % sv["chunk"])
-    message = ("the %s run is too big for the work cap of %s units (about 20 s of CPU): %s of %s "
+    message = ("the %s run is too big for the work cap of %s units (about %s s of CPU): %s of %s "
                "requests done after %s units; it needs %s. Lower %s; or run it natively with "
                "no cap: python -m py_engine run --max-work 0 --scenario FILE"
-               % (scenario["scheduler"], "{:,}".format(cap), "{:,}".format(done), "{:,}".format(n),
+               % (scenario["scheduler"], "{:,}".format(cap), "{:,.0f}".format(max(cap / 1e6, 1)),
+                  "{:,}".format(done), "{:,}".format(n),
                   "{:,}".format(work), needs, ", ".join(lower)))
     return ScenarioError("workload.requests", n, "a run within the work cap of %s units"
                          % "{:,}".format(cap), message)

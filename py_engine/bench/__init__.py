@@ -1,9 +1,11 @@
 """Benchmarks (`python -m py_engine bench`): measured in one run, printed as ratios, never asserted
 in unit tests. engine.py: the event-driven engine vs the article's step loop, and one million
-requests; vllm.py: the vllm policy event-driven vs stepped pass by pass."""
+requests; vllm.py: the vllm policy event-driven vs stepped pass by pass; work.py: the work cap
+holds on random valid scenarios."""
 
 
 def main(quick=False):
-    from . import engine, vllm
+    from . import engine, vllm, work
     engine.main(quick=quick)
     vllm.main(quick=quick)
+    work.main(quick=quick)

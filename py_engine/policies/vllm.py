@@ -62,6 +62,7 @@ from ..blocks import BlockSamples, CountingPool, PrefixCachePool, cdiv, sample_c
 from ..core import FINAL, PAUSED, PREFILL
 from ..errors import ScenarioError
 from ..kv import kv_pool
+from ..work import BLOCK_WORK
 from .base import Policy, register
 
 WAITING, RUNNING, PREEMPTED, FINISHED = 0, 1, 2, 3
@@ -169,7 +170,7 @@ class VLLM(Policy):
         # work (py_engine/work.py): _plan and _apply walk the running list; the pool counts the
         # blocks it touched since the last call
         pool = self.pool
-        sim.work += len(self.running) + pool.ops - self.pool_ops
+        sim.work += len(self.running) + BLOCK_WORK * (pool.ops - self.pool_ops)
         self.pool_ops = pool.ops
         k = sim.passes - self.plan_passes
         if k:

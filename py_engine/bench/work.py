@@ -1,0 +1,91 @@
+"""5. The work cap holds: random valid scenarios (every scheduler, cost model, arrival and prefix
+kind, from 1 to 4,096 slots, prompts up to a million tokens, chunk 1, tight and unlimited KV
+pools), each run under a cap of CAP units (work.py), timed in CPU seconds. Printed: the seconds
+per million units (median and worst), the slowest run, and how the runs ended. The claim it
+measures: one unit is about a microsecond natively, so WORK_CAP bounds a run to about 20 s.
+"""
+
+import random
+import statistics
+import time
+
+from .. import api
+from ..core import Sim
+from ..errors import ScenarioError
+from ..scenario import normalize
+from ..work import WORK_CAP
+
+CAP = 2_000_000
+
+
+def _scenario(rng):
+    return {"scheduler": rng.choice(["static", "continuous", "vllm"]),
+            "workload": {"requests": rng.choice([10, 100, 1000, 5000, 20000]),
+                         "prompt_mean": rng.choice([1, 10, 200, 2000, 20000, 200000, 1000000]),
+                         "output_mean": rng.choice([1, 10, 200, 2000, 20000]),
+                         "skew": rng.choice([0, 0.5, 0.95]),
+                         "arrival": rng.choice([{"kind": "burst"},
+                                                {"kind": "poisson", "rate": rng.choice([1, 20, 1000])}]),
+                         "prefix": rng.choice([{"kind": "none"},
+                                               {"kind": "system", "groups": 4, "tokens": 500},
+                                               {"kind": "conversation", "turns": 4, "think": 100}])},
+            "server": {"slots": rng.choice([1, 8, 64, 256, 4096]),
+                       "chunk": rng.choice([None, 1, 16, 512]),
+                       "kv_tokens": rng.choice([None, 20000, 500000, 10000000]),
+                       "cost": rng.choice(["article", "unit",
+                                           {"kind": "roofline", "model": "llama-3.1-8b",
+                                            "gpu": "h100-80gb", "tp": 1}])}}
+
+
+def main(quick=False):
+    n = 40 if quick else 200
+    rng = random.Random(13)
+    seen = {}
+    real = Sim.run
+
+    def run(self, policy, until=None):      # the work a run did, whether it finished or not
+        try:
+            return real(self, policy, until)
+        finally:
+            seen["work"] = self.work
+    Sim.run = run
+    rows, ends = [], {}
+    try:
+        while len(rows) < n:
+            try:
+                sc = normalize(_scenario(rng))
+            except ScenarioError:
+                continue
+            seen["work"] = 0
+            t = time.process_time()
+            try:
+                api.run_sim(sc, work_cap=CAP)
+                end = "finished"
+            except ScenarioError as e:
+                end = "refused (%s)" % e.field
+            dt = time.process_time() - t
+            ends[end] = ends.get(end, 0) + 1
+            rows.append((dt, seen["work"], sc))
+    finally:
+        Sim.run = real
+    big = [dt / w * 1e6 for dt, w, _ in rows if w >= 100_000]   # small runs are all overhead
+    slow = max(rows, key=lambda r: r[0])
+    worst = max((r for r in rows if r[1] >= 100_000), key=lambda r: r[0] / r[1])
+    print("5) the work cap: %d random valid scenarios, each under a cap of %s units" % (n, "{:,}".format(CAP)))
+    print("   CPU seconds per million units (runs of >= 100,000 units): median %.2f, worst %.2f"
+          % (statistics.median(big), max(big)))
+    print("   slowest run %.2f s at %s units (%.2f x the cap's share of WORK_CAP's 20 s)"
+          % (slow[0], "{:,}".format(slow[1]), slow[0] / (20.0 * CAP / WORK_CAP)))
+    print("   ended: " + ", ".join("%s %d" % kv for kv in sorted(ends.items())))
+    print("   the most seconds per unit: %s" % _short(worst[2]))
+    print("   the slowest: %s" % _short(slow[2]))
+
+
+def _short(sc):
+    w, s = sc["workload"], sc["server"]
+    cost = s["cost"] if isinstance(s["cost"], str) else s["cost"]["kind"]
+    return ("%s, %d requests, prompt %d, output %d, skew %s, %s, prefix %s; slots %d, chunk %s, "
+            "kv_tokens %s, cost %s" % (sc["scheduler"], w["requests"], w["prompt_mean"],
+                                       w["output_mean"], w["skew"], w["arrival"]["kind"],
+                                       w["prefix"]["kind"], s["slots"], s["chunk"],
+                                       s["kv_tokens"], cost))
