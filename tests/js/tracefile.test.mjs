@@ -29,3 +29,10 @@ test("the engine's item index becomes the file's line", () => {
   const msg = 'workload.items[1].prompt = 0: must be an integer from 1 to 10,000,000';
   assert.equal(lineOf(msg, 't.csv', [2, 4]), 't.csv line 4: prompt = 0: must be an integer from 1 to 10,000,000');
 });
+
+test('a byte-order mark (Excel writes one) is not part of the first column; extra fields are refused', () => {
+  const r = parseTrace('t.csv', '\uFEFFarrive,prompt,out\n0,10,3\n');
+  assert.deepEqual(r.items, [{ arrive: 0, prompt: 10, out: 3 }]);
+  assert.match(parseTrace('t.csv', 'arrive,prompt,out\n0,10,3,9\n').error, /line 2: 4 values, the header has 3/);
+  assert.match(parseTrace('t.csv', 'arrive,prompt,out\n0,10\n').error, /line 2: 2 values, the header has 3/);
+});

@@ -15,7 +15,7 @@ function cell(text) {
 
 /** text -> {items, format, lines: item index -> file line} or {error}. */
 export function parseTrace(name, text) {
-  const lines = text.split(/\r?\n/);
+  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);   // a byte-order mark is not a column
   const items = [], where = [];
   const jsonl = /\.jsonl?$/i.test(name) || lines.find((l) => l.trim())?.trim().startsWith('{');
   if (jsonl) {
