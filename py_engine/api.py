@@ -26,7 +26,7 @@ from .errors import ScenarioError
 from .policies import get as _get_policy, scheduler_names
 from .presets import presets
 from .scenario import normalize, public
-from .work import ESTIMATE_SLACK, PROBE, WORK_CAP, estimate, too_much
+from .work import PROBES, WORK_CAP, estimate, too_much
 from .workload import generate
 
 RESULT_CAPS = {"requests": 100_000, "segments": 250_000, "passes_log": 250_000}
@@ -61,18 +61,22 @@ def run_steps(scenario, trace=None, slice_s=None, work_cap=WORK_CAP):
     sim = Sim(trace, scenario["server"]["slots"], Cost.from_scenario(scenario),
               seg_cap=RESULT_CAPS["segments"], log_cap=RESULT_CAPS["passes_log"])
     policy = cls(sim, scenario, trace)
-    if work_cap is not None:       # first a probe, to refuse a hopeless run seconds in
-        sim.work_cap = max(1, int(work_cap * PROBE))
+    probes = list(PROBES) if work_cap is not None else []
+    # probes first, to refuse a hopeless run seconds in rather than at the cap
+    sim.work_cap = None if work_cap is None else max(1, int(work_cap * probes[0][0]))
     while True:
         until = None if slice_s is None else time.perf_counter() + slice_s
         try:
             if sim.run(policy, until):
                 return Run(sim, policy, scenario)
         except WorkCapExceeded as e:
-            guess = estimate(e.work, e.done, e.n)
-            if sim.work_cap == work_cap or guess is None or guess > ESTIMATE_SLACK * work_cap:
+            if not probes:
                 raise too_much(scenario, e.work, e.done, e.n, work_cap) from None
-            sim.work_cap = work_cap      # the estimate fits: go on to the real cap
+            guess = estimate(e.work, e.done, e.n)
+            if guess is not None and guess > probes[0][1] * work_cap:
+                raise too_much(scenario, e.work, e.done, e.n, work_cap) from None
+            probes.pop(0)              # the estimate fits (or there is none yet): go on
+            sim.work_cap = int(work_cap * probes[0][0]) if probes else work_cap
             continue
         except OverflowError:
             raise ScenarioError("workload", "<trace>", "a run whose simulated time fits in 2^63 "

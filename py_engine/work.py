@@ -8,10 +8,11 @@ walk steps), and one per slot the roofline walks to price a run.
 One unit is roughly a microsecond natively and two to three in the page's Pyodide, so WORK_CAP
 stops a run after about 20 s of native CPU.
 
-The estimate: once a run has done PROBE of its cap, its work per finished request so far,
-times the requests, is the estimate of the whole run; a run estimated above ESTIMATE_SLACK x the cap
-stops there, seconds in, instead of at the cap. Either way the message says how far the run got,
-what to lower, and how to run it natively without the cap (`--max-work 0`).
+The estimate: when a run has done a probe's share of its cap (PROBES), its work per finished
+request so far, times the requests, is the estimate of the whole run; a run estimated above the
+probe's multiple of the cap stops there, seconds in, instead of at the cap (an estimate needs
+ESTIMATE_MIN of the requests finished: until then the run goes on). Either way the message says
+how far the run got, what to lower, and how to run it natively without the cap (`--max-work 0`).
 """
 
 from .errors import ScenarioError
@@ -19,21 +20,21 @@ from .errors import ScenarioError
 EVENT_WORK = 10
 BLOCK_WORK = 3
 WORK_CAP = 20_000_000
-PROBE = 0.05
-ESTIMATE_SLACK = 3.0
+PROBES = ((0.05, 2.0), (0.25, 1.5), (0.5, 1.25))   # (share of the cap done, refuse above x cap)
+ESTIMATE_MIN = 0.002
 
 
 def estimate(work, done, n):
     """Work of the whole run, extrapolated from `work` done with `done` of `n` requests finished
     (None while nothing has finished)."""
-    return work * n / done if done else None
+    return work * n / done if done and done >= ESTIMATE_MIN * n else None
 
 
 def too_much(scenario, work, done, n, cap):
     """The ScenarioError for a run stopped at `work` of its `cap` (done of n requests finished)."""
     wl, sv = scenario["workload"], scenario["server"]
     guess = estimate(work, done, n)
-    needs = ("about %s units, %.0fx the cap" % ("{:,.0f}".format(guess), guess / cap)
+    needs = ("about %s units, %.1fx the cap" % ("{:,.0f}".format(guess), guess / cap)
              if guess else "more than the cap: no request had finished")
     lower = ["workload.requests (%s)" % "{:,}".format(n)]
     if wl.get("items") is None:

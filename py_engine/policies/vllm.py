@@ -63,6 +63,8 @@ from ..core import FINAL, PAUSED, PREFILL
 from ..errors import ScenarioError
 from ..kv import kv_pool
 from ..work import BLOCK_WORK
+
+BULK_TOKENS = 1 << 20   # tokens a run of repeated steps may add to the prefix cache at once
 from .base import Policy, register
 
 WAITING, RUNNING, PREEMPTED, FINISHED = 0, 1, 2, 3
@@ -205,6 +207,13 @@ class VLLM(Policy):
         self._apply(sched, preempted, admitted)
         self.plan_passes = sim.passes
         self._set_horizon(sched, preempted, info)
+        if self.pool.caching and self.step:
+            # a run's repeated steps are booked at once (_bulk), block by block: bound a run so
+            # that booking stays a fraction of a second and the work cap can stop between runs
+            # (any horizon gives the same decisions: the stepped benchmark is one pass a run)
+            k = max(1, BULK_TOKENS // max(1, sum(n for _, n, _ in self.step)))
+            if self.h is None or self.h > k:
+                self.h = k
         if sched:
             slot_of = self.slot_of
             self.samples.take(sim.passes + 1, self.pool,
