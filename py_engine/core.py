@@ -278,8 +278,9 @@ class Sim(Phases):
     # ------------------------------------------------------------ the loop
     def run(self, policy, until=None):
         """Run the simulation to its end, or (until = a time.perf_counter() value) until that time
-        has passed, checked every CHECK_WORK units of work. Returns True when it is finished; a run that
-        stopped early resumes exactly where it stopped on the next call (all state is in self)."""
+        has passed, checked every CHECK_WORK units of work. Returns True when it is finished; a
+        run that stopped early resumes exactly where it stopped on the next call (all state is in
+        self). More work than work_cap raises WorkCapExceeded, also between two events."""
         n, arrive, res, heap = self.n, self.arrive, self.res, self._heap
         cost_m = self.cost
         fixed, per_row, per_token = cost_m.fixed, cost_m.per_row, cost_m.per_token
