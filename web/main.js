@@ -323,7 +323,7 @@ function cancelRun() {
   if (document.documentElement.dataset.stale !== STALE.busy) return false;
   mainRun.cancel();
   markStale(STALE.cancelled);
-  showNote('Cancelled: the engine stopped that run; the figures wait for the next change.', true);
+  showNote('Cancelled: the engine stopped that run; change a value to simulate again.');
   return true;
 }
 $('btn-cancel-run').addEventListener('click', cancelRun);

@@ -36,6 +36,7 @@ def test_no_old_numbers_under_a_new_control_before_the_engine_answers(strict_pag
     page.press("#ctl-slots", "Enter")
     page.wait_for_selector("html[data-stale]", state="attached")
     assert read_metrics(page) == {}, "old numbers shown under the new value"
+    assert set(page.eval_on_selector_all("[data-shown]", "els => els.map(e => e.textContent)")) == {"…"}
     assert "computing" in page.text_content("#fig-timeline .busy-label")
 
     assert held, "the runtime download was not held"

@@ -28,20 +28,21 @@ export function showNote(text, bad = false) {
 export const STALE = {
   waiting: 'computing… (the engine answers as soon as it has loaded)',
   busy: 'simulating…',
-  cancelled: 'cancelled: change a value to simulate again',
+  cancelled: 'cancelled',
   busyAfterMs: 300,     // a live run that takes longer than this shows the busy state
 };
 
 /**
  * The shown numbers no longer belong to the controls (a change the engine has not answered yet):
- * every metric is blanked (never the old number under a new control), the figures dim and say
- * `text` ("computing…"). <html data-stale> is the hook. clearStale() when the answer is drawn.
+ * every metric (and every [data-shown] number) is blanked (never the old number under a new
+ * control), the figures dim and say `text` ("computing…"). <html data-stale> is the hook. clearStale() when the answer is drawn.
  */
 export function markStale(text) {
   const root = document.documentElement;
   if (root.dataset.stale === text) return;
   root.dataset.stale = text;
   for (const e of document.querySelectorAll('[data-metric]')) { e.dataset.value = ''; e.textContent = '…'; }
+  for (const e of document.querySelectorAll('[data-shown]')) e.textContent = '…';   // numbers without a metric hook
   for (const e of document.querySelectorAll('.busy-label')) e.textContent = text;
   const status = $('engine-busy');
   if (status) status.textContent = ` · ${text}`;
