@@ -27,7 +27,7 @@ def load():
     return json.loads(gzip.decompress(base64.b64decode(CASES)))
 
 
-def scenario(cfg):
+def scenario(cfg, cost="article"):
     """A recorded case's config -> the scenario it is (the recording's cost is the article's)."""
     items = []
     for a, p, o, pid, plen, prio in cfg["items"]:
@@ -39,7 +39,7 @@ def scenario(cfg):
         items.append(it)
     server = {"slots": cfg["slots"], "chunk": cfg["chunk"], "max_num_batched_tokens": cfg["budget"],
               "block_size": cfg["block_size"], "kv_tokens": cfg["kv_tokens"],
-              "policy": cfg["policy"], "cost": "article"}
+              "policy": cfg["policy"], "cost": cost}
     server.update({k: cfg[k] for k in KNOBS})
     return {"scheduler": "vllm", "workload": {"items": items}, "server": server}
 

@@ -27,6 +27,7 @@ from py_engine.cost import TICKS, Cost
 from py_engine.errors import ScenarioError
 from py_engine.policies.vllm import VLLM
 from py_engine.scenario import normalize
+from py_engine.verify.vllm_cases import KNOBS, scenario  # the fixture's config -> a scenario
 from py_engine.workload import generate
 from references import vllm as reference
 
@@ -34,23 +35,6 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "vllm-0.33.0.json.g
 DOC = json.loads(gzip.open(FIXTURE).read())
 CASES = DOC["cases"]
 ARTICLE = (22_000_000, 350_000, 60_000)      # the fixture's cost, in ticks
-KNOBS = ("enable_prefix_caching", "async_scheduling", "scheduler_reserve_full_isl")
-
-
-def scenario(cfg, cost="article"):
-    items = []
-    for a, p, o, pid, plen, prio in cfg["items"]:
-        it = {"arrive": a, "prompt": p, "out": o}
-        if pid is not None:
-            it.update(prefix_id=pid, prefix_len=plen)
-        if prio:
-            it["priority"] = prio
-        items.append(it)
-    server = {"slots": cfg["slots"], "chunk": cfg["chunk"], "max_num_batched_tokens": cfg["budget"],
-              "block_size": cfg["block_size"], "kv_tokens": cfg["kv_tokens"],
-              "policy": cfg["policy"], "cost": cost}
-    server.update({k: cfg[k] for k in KNOBS})
-    return {"scheduler": "vllm", "workload": {"items": items}, "server": server}
 
 
 def engine(cfg, stepped=False, cost="article"):
