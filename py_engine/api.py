@@ -20,13 +20,13 @@ import time
 from . import fields
 from . import metrics as _metrics
 from . import slo as _slo
-from .core import Sim, WorkCapExceeded
+from .core import Sim
 from .cost import TICKS, Cost, cost_unit
 from .errors import ScenarioError
 from .policies import get as _get_policy, scheduler_names
 from .presets import presets
 from .scenario import normalize, public
-from .work import PROBES, WORK_CAP, estimate, too_much
+from .work import PROBES, WORK_CAP, WorkCapExceeded, estimate, too_much
 from .workload import generate
 
 RESULT_CAPS = {"requests": 100_000, "segments": 250_000, "passes_log": 250_000}

@@ -34,7 +34,7 @@ from .phases import (DECODE, FINAL, HOLD, PAUSED, PREFILL, SLOT_BITS, SLOT_KEY, 
                      SLOT_MASK, Phases, Resident)
 from .recorder import Recorder
 from .roofline import SUB, floor_sum
-from .work import EVENT_WORK
+from .work import EVENT_WORK, WorkCapExceeded
 
 CHECK_WORK = 2560   # work units (work.py) between checks of the cap and the deadline: ~3 ms
 
@@ -54,14 +54,6 @@ def _first_pass_at(dt, K, a, b, k):
         else:
             hi = mid
     return hi
-
-
-class WorkCapExceeded(Exception):
-    """The run did more than Sim.work_cap units of work (api.py turns it into a message)."""
-
-    def __init__(self, work, done, n):
-        super().__init__(work, done, n)
-        self.work, self.done, self.n = work, done, n
 
 
 class Sim(Phases):

@@ -24,6 +24,14 @@ PROBES = ((0.05, 2.0), (0.25, 1.5), (0.5, 1.25))   # (share of the cap done, ref
 ESTIMATE_MIN = 0.002
 
 
+class WorkCapExceeded(Exception):
+    """A run did more than Sim.work_cap units of work (run_steps turns it into too_much())."""
+
+    def __init__(self, work, done, n):
+        super().__init__(work, done, n)
+        self.work, self.done, self.n = work, done, n
+
+
 def estimate(work, done, n):
     """Work of the whole run, extrapolated from `work` done with `done` of `n` requests finished
     (None while nothing has finished)."""
