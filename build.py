@@ -66,7 +66,8 @@ def _port(text: str) -> int:
     except ValueError:
         n = -1
     if not 0 <= n <= 65535:
-        raise argparse.ArgumentTypeError(f"{text!r}: must be an integer from 0 to 65535 (0 = any free port)")
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: must be an integer from 0 to 65535 (0 = any free port)")
     return n
 
 

@@ -251,8 +251,8 @@ def sweep_steps(scenario=None, param="skew", values=(0.0, 0.3, 0.6),
             pt["speedup"] = res["speedup"]
         points.append(pt)
     # SLO sizing (py_engine/slo.py): best = largest value meeting it
-    result = _slo.annotate({"param": param, "path": path, "values": list(values),
-                            "points": points}, schedulers, base["slo"], _words(fields.BY_PATH[path]))
+    result = {"param": param, "path": path, "values": list(values), "points": points}
+    _slo.annotate(result, schedulers, base["slo"], _words(fields.BY_PATH[path]))
     for pt in points:
         pt.pop("rank", None)
     return result

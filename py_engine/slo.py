@@ -20,14 +20,14 @@ kv_tokens = no limit ranks above every number; "auto" ranks as the pool it resol
 value.
 """
 
-import math
-
 
 def rank(pt):
+    """A sweep point's place in the order of settings (see above)."""
     return pt.get("rank", pt["value"])
 
 
 def shown(value):
+    """A swept value in a sentence."""
     return "no limit" if value is None else value
 
 

@@ -126,7 +126,8 @@ def _too_late(arrival, n):
     lowest = n / MAX_ARRIVE * 1000.0 * 1.5       # req/s; x1.5 leaves room for the random gaps
     raise ScenarioError("workload.arrival.rate", arrival["rate"],
                         "at least about %.3g req/s for %d requests: the last arrival must come "
-                        "by %s ms (use a higher rate or fewer requests)" % (lowest, n, "{:,.0f}".format(MAX_ARRIVE)))
+                        "by %s ms (use a higher rate or fewer requests)"
+                        % (lowest, n, "{:,.0f}".format(MAX_ARRIVE)))
 
 
 def generate(workload):

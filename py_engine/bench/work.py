@@ -71,7 +71,8 @@ def main(quick=False):
     big = [dt / w * 1e6 for dt, w, _ in rows if w >= 100_000]   # small runs are all overhead
     slow = max(rows, key=lambda r: r[0])
     worst = max((r for r in rows if r[1] >= 100_000), key=lambda r: r[0] / r[1])
-    print("5) the work cap: %d random valid scenarios, each under a cap of %s units" % (n, "{:,}".format(CAP)))
+    print("5) the work cap: %d random valid scenarios, each under a cap of %s units"
+          % (n, "{:,}".format(CAP)))
     print("   CPU seconds per million units (runs of >= 100,000 units): median %.2f, worst %.2f"
           % (statistics.median(big), max(big)))
     print("   slowest run %.2f s at %s units (%.2f x the cap's share of WORK_CAP's 20 s)"
