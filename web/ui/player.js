@@ -49,6 +49,7 @@ export function createPlayer(ctx) {
   function set(p, { settle = true } = {}) {
     const pm = ctx.passMax();
     pass = Math.max(0, Math.min(pm, Math.round(p)));
+    $('scrub').value = String(pass ?? pm);   // at once: the next key reads it; the frame may lag
     if (pass === pm) pass = null;
     ctx.onFrame();
     if (settle) ctx.onSettle();
