@@ -54,7 +54,6 @@ admission: requests preempt each other forever). The engine proves it (the sched
 repeats with no token produced and no arrival pending) and stops with a ScenarioError.
 """
 
-import hashlib
 import heapq
 from collections import deque
 
@@ -66,10 +65,10 @@ from ..work import BLOCK_WORK
 
 BULK_TOKENS = 1 << 20   # tokens a run of repeated steps may add to the prefix cache at once
 from .base import Policy, register
+from .vllm_livelock import check_livelock
 
 WAITING, RUNNING, PREEMPTED, FINISHED = 0, 1, 2, 3
 VLLM_VERSION = "0.33.0"
-LIVELOCK_AFTER = 256     # passes without a sampled token before states are compared
 
 
 def shared_spans(trace, block_size):
@@ -590,46 +589,4 @@ class VLLM(Policy):
 
     # ------------------------------------------------------------ livelock
     def _livelock(self):
-        sim = self.sim
-        if (sim.next_arrival < sim.n or self.arrived
-                or sim.passes - self.last_progress < LIVELOCK_AFTER):
-            return
-        state = self._state()
-        # the state is O(running + blocks): only its 128-bit digest is kept (states were once kept
-        # whole: 540 MB for a chunk-1 run whose prefills sample nothing for thousands of passes)
-        sim.work += len(state[0]) + len(state[1]) + (self.pool.in_use if self.pool.caching else 0)
-        key = hashlib.blake2b(repr(state).encode(), digest_size=16).digest()
-        first = self.seen.get(key)
-        if first is None:
-            self.seen[key] = sim.passes
-            return
-        cycle = sorted(self.victims)
-        raise ScenarioError(
-            "server.kv_tokens", kv_pool(self.scenario),
-            "enough for this trace to finish",
-            "vLLM %s never finishes this trace: from pass %d its scheduler repeats a cycle of "
-            "%d passes in which requests %s preempt each other and no token is produced "
-            "(server.kv_tokens = %s, policy %s, scheduler_reserve_full_isl %s). A larger KV pool, "
-            "full-prompt admission or fcfs avoid it." % (
-                VLLM_VERSION, first, sim.passes - first,
-                ", ".join(map(str, cycle[:8])) + (" ..." if len(cycle) > 8 else ""),
-                kv_pool(self.scenario), "fcfs" if self.fcfs else "priority",
-                "on" if self.full_fit else "off"))
-
-    def _state(self):
-        """Everything the next steps depend on (no arrival is pending)."""
-        C, T, ph = self.C, self.T, self.ph
-        pool = self.pool
-        parts = [tuple((r, C[r], T[r], ph[r], self.inflight[r]) for r in self.running),
-                 tuple(self.waitq if self.fcfs else sorted(self.waitq)), pool.num_free(),
-                 tuple(sorted(self.saved.items()))]
-        if pool.caching:
-            order, b = [], pool.nxt[0]
-            while b != 1:
-                order.append(pool.hash[b] if b != 2 else "fresh")
-                b = pool.nxt[b]
-            parts.append(tuple(order))
-            parts.append(tuple((r, tuple(pool.hash[b] for b in t))
-                               for r, t in sorted(pool.table.items())))
-            parts.append(tuple(sorted((k, tuple(v)) for k, v in pool.cached.items())))
-        return tuple(parts)
+        check_livelock(self, VLLM_VERSION)

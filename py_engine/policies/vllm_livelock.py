@@ -1,0 +1,61 @@
+"""The vllm policy's livelock proof. With a tight pool and priority (or no full-prompt admission)
+vLLM's scheduler can preempt in a cycle forever; the real vLLM then never finishes the trace. After
+LIVELOCK_AFTER passes without a sampled token, every preempting step records a digest of the
+scheduler's whole state; the same digest twice, with no arrival pending, is a proven cycle and a
+ScenarioError on server.kv_tokens. Any token sampled clears the record (VLLM._progress)."""
+
+import hashlib
+
+from ..errors import ScenarioError
+from ..kv import kv_pool
+
+LIVELOCK_AFTER = 256     # passes without a sampled token before states are compared
+
+
+def check_livelock(policy, version):
+    """Raise a ScenarioError if the scheduler's whole state repeats with no arrival pending and no
+    token sampled since (a proven cycle); called after a step that preempted."""
+    sim = policy.sim
+    if (sim.next_arrival < sim.n or policy.arrived
+            or sim.passes - policy.last_progress < LIVELOCK_AFTER):
+        return
+    state = _state(policy)
+    # the state is O(running + blocks): only its 128-bit digest is kept (states were once kept
+    # whole: 540 MB for a chunk-1 run whose prefills sample nothing for thousands of passes)
+    sim.work += len(state[0]) + len(state[1]) + (policy.pool.in_use if policy.pool.caching else 0)
+    key = hashlib.blake2b(repr(state).encode(), digest_size=16).digest()
+    first = policy.seen.get(key)
+    if first is None:
+        policy.seen[key] = sim.passes
+        return
+    cycle = sorted(policy.victims)
+    raise ScenarioError(
+        "server.kv_tokens", kv_pool(policy.scenario),
+        "enough for this trace to finish",
+        "vLLM %s never finishes this trace: from pass %d its scheduler repeats a cycle of "
+        "%d passes in which requests %s preempt each other and no token is produced "
+        "(server.kv_tokens = %s, policy %s, scheduler_reserve_full_isl %s). A larger KV pool, "
+        "full-prompt admission or fcfs avoid it." % (
+            version, first, sim.passes - first,
+            ", ".join(map(str, cycle[:8])) + (" ..." if len(cycle) > 8 else ""),
+            kv_pool(policy.scenario), "fcfs" if policy.fcfs else "priority",
+            "on" if policy.full_fit else "off"))
+
+
+def _state(policy):
+    """Everything the next steps depend on (no arrival is pending)."""
+    C, T, ph = policy.C, policy.T, policy.ph
+    pool = policy.pool
+    parts = [tuple((r, C[r], T[r], ph[r], policy.inflight[r]) for r in policy.running),
+             tuple(policy.waitq if policy.fcfs else sorted(policy.waitq)), pool.num_free(),
+             tuple(sorted(policy.saved.items()))]
+    if pool.caching:
+        order, b = [], pool.nxt[0]
+        while b != 1:
+            order.append(pool.hash[b] if b != 2 else "fresh")
+            b = pool.nxt[b]
+        parts.append(tuple(order))
+        parts.append(tuple((r, tuple(pool.hash[b] for b in t))
+                           for r, t in sorted(pool.table.items())))
+        parts.append(tuple(sorted((k, tuple(v)) for k, v in pool.cached.items())))
+    return tuple(parts)
