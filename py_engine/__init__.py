@@ -28,10 +28,11 @@ The package by layer (one concern per module):
 __version__ = "0.1.0"
 
 from .errors import EngineError, ScenarioError  # noqa: E402
-from .scenario import normalize, schema  # noqa: E402
+from .scenario.normalize import normalize  # noqa: E402
+from .app.schema import schema  # noqa: E402
 from .api import simulate, compare, sweep  # noqa: E402
-from .presets import presets, story  # noqa: E402
-from .kv import kv_capacity, kv_bytes_per_token  # noqa: E402
+from .scenario.presets import presets, story  # noqa: E402
+from .model.kv import kv_capacity, kv_bytes_per_token  # noqa: E402
 
 __all__ = ["simulate", "compare", "sweep", "presets", "story", "schema", "normalize", "ScenarioError",
            "EngineError", "kv_capacity", "kv_bytes_per_token", "__version__"]

@@ -4,32 +4,31 @@ Each call also exists as a *steps* generator (simulate_steps, compare_steps, swe
 the same work in slices of at most `slice_s` seconds, yielding between them, and returns the same
 document. The page's worker runs those, so a run can be cancelled between slices and the worker
 stays responsive; `slice_s=None` runs straight through (what simulate / compare / sweep do).
-`fmt` chooses how a run becomes a document: `result` (rows, JSON) or columns.result (typed columns
-for the page's worker).
+`fmt` chooses how a run becomes a document: analysis.results.result (rows, JSON) or
+analysis.results.columns (typed columns for the page's worker); the documents, their caps and
+layouts: analysis/results.py, sim/records.py.
 
-Result caps (so a huge run cannot produce a huge document): `requests` lists at most
-RESULT_CAPS["requests"] records, `segments` at most RESULT_CAPS["segments"] and `passes_log` at most
-RESULT_CAPS["passes_log"] runs; metrics always cover the whole run. result["truncated"] says which
-lists were cut ({"requests": bool, "segments": bool, "passes_log": bool}). Record layouts:
-records.py.
+The lower layers this facade puts together: a scenario is prepared (scenario/prepared.py), its
+trace generated (workload/), a policy (policies/) drives the core (sim/) under a cost model
+(model/), and the finished run becomes metrics and a document (analysis/).
 """
 
 import math
 import time
 
-from . import fields
-from . import metrics as _metrics
-from . import slo as _slo
-from .core import Sim
-from .cost import TICKS, Cost, cost_unit
+from .analysis import metrics as _metrics
+from .analysis import slo as _slo
+from .analysis.results import RESULT_CAPS, result
 from .errors import ScenarioError
-from .policies import get as _get_policy, scheduler_names
-from .presets import presets
-from .scenario import normalize, public
-from .work import PROBES, WORK_CAP, WorkCapExceeded, estimate, too_much
-from .workload import generate
+from .model.cost import Cost
+from .policies import SPEEDUP, base_schedulers, get as _get_policy, scheduler_names
+from .scenario import fields
+from .scenario.prepared import Scenario, prepare
+from .scenario.presets import presets
+from .sim.core import Sim
+from .sim.work import PROBES, WORK_CAP, WorkCapExceeded, estimate, too_much
+from .workload.generator import Trace, generate
 
-RESULT_CAPS = {"requests": 100_000, "segments": 250_000, "passes_log": 250_000}
 MAX_SWEEP_POINTS = 200
 
 
@@ -38,7 +37,7 @@ class Run:
 
     __slots__ = ("sim", "policy", "scenario")
 
-    def __init__(self, sim, policy, scenario):
+    def __init__(self, sim: Sim, policy, scenario: Scenario):
         self.sim, self.policy, self.scenario = sim, policy, scenario
 
 
@@ -51,9 +50,12 @@ def drain(steps):
             return e.value
 
 
-def run_steps(scenario, trace=None, slice_s=None, work_cap=WORK_CAP):
-    """Normalised scenario (+ optional pre-generated trace) -> finished Run, in slices; more work
-    than work_cap (None: no cap) is a ScenarioError saying what to lower (work.py)."""
+def run_steps(scenario, trace: Trace | None = None, slice_s: float | None = None,
+              work_cap: int | None = WORK_CAP):
+    """Scenario (prepared, or a dict to prepare) + optional pre-generated trace -> finished Run,
+    in slices; more work than work_cap (None: no cap) is a ScenarioError saying what to lower
+    (sim/work.py)."""
+    scenario = prepare(scenario)
     if trace is None:
         trace = generate(scenario["workload"])
     cls = _get_policy(scenario["scheduler"])
@@ -85,102 +87,46 @@ def run_steps(scenario, trace=None, slice_s=None, work_cap=WORK_CAP):
         yield
 
 
-def run_sim(scenario, trace=None, work_cap=WORK_CAP):
-    """Normalised scenario (+ optional pre-generated trace) -> finished Run (no JSON building)."""
+def run_sim(scenario, trace: Trace | None = None, work_cap: int | None = WORK_CAP) -> Run:
+    """Scenario (+ optional pre-generated trace) -> finished Run (no JSON building)."""
     return drain(run_steps(scenario, trace, None, work_cap))
 
 
-def _requests(sim, n):
-    """The first n request records (layout records.REQUEST)."""
-    arrive, prompt, out = sim.arrive, sim.prompt, sim.out
-    at, ft, dt = sim.admit_tick, sim.first_tick, sim.done_tick
-    ap, fp, dp, pre = sim.admit_pass, sim.first_pass, sim.done_pass, sim.preemptions
-    last, cached = sim.last_tick, sim.cached_tokens
-    reqs = []
-    for i in range(n):
-        a, f, d, o = arrive[i], ft[i], dt[i], out[i]
-        lt = last[i]
-        reqs.append({
-            "id": i, "arrive": a / TICKS, "prompt": prompt[i], "out": o,
-            "admit": at[i] / TICKS, "first_token": f / TICKS, "last_token": lt / TICKS,
-            "done": d / TICKS, "admit_pass": ap[i], "first_token_pass": fp[i],
-            "done_pass": dp[i], "ttft": (f - a) / TICKS,
-            "tpot": 0.0 if o == 1 else (lt - f) / (o - 1) / TICKS,
-            "e2e": (d - a) / TICKS, "preemptions": pre[i], "cached_tokens": cached[i],
-        })
-    return reqs
-
-
-def result_meta(run, n):
-    """Everything of a result but its three tables: scheduler, scenario, metrics, truncated, unit,
-    kv_blocks."""
-    sim, scenario, rec = run.sim, run.scenario, run.sim.rec
-    m = _metrics.compute(sim, scenario)
-    m.update(run.policy.extra_metrics())
-    from .traces import credit
-    return {
-        "scheduler": scenario["scheduler"],
-        "scenario": public(scenario),
-        "credit": credit(scenario["workload"]),    # a production trace's attribution, or None
-        "metrics": m,
-        "truncated": {"requests": sim.n > n, "segments": rec.seg_truncated,
-                      "passes_log": rec.log_truncated},
-        "unit": cost_unit(scenario),
-        "kv_blocks": run.policy.block_view(),   # the paged pool over the run (vllm), or None
-    }
-
-
-def result(run):
-    """A finished Run -> the result document: scheduler, scenario, requests, metrics, segments,
-    passes_log, truncated, unit (layouts: records.py; metrics: metrics.py)."""
-    sim, rec = run.sim, run.sim.rec
-    n = min(sim.n, RESULT_CAPS["requests"])
-    doc = result_meta(run, n)
-    log = rec.log
-    passes_log = {k: list(v) for k, v in log.items() if k not in ("cost", "start", "cost_last")}
-    for k in ("cost", "start", "cost_last"):
-        passes_log[k] = [c / TICKS for c in log[k]]
-    doc["requests"] = _requests(sim, n)
-    doc["segments"] = [list(s) for s in rec.segments]
-    doc["passes_log"] = passes_log
-    return doc
-
-
-def _norm(scenario):
-    if isinstance(scenario, dict) and "_ticks" in scenario:
-        scenario = public(scenario)
-    return normalize(scenario)
-
-
 def simulate_steps(scenario=None, slice_s=None, fmt=None, work_cap=WORK_CAP):
-    s = _norm(scenario)
+    s = prepare(scenario)
     run = yield from run_steps(s, None, slice_s, work_cap)
     return (fmt or result)(run)
 
 
-def simulate(scenario=None, work_cap=WORK_CAP):
+def simulate(scenario: dict | None = None, work_cap: int | None = WORK_CAP) -> dict:
     """Scenario dict (untrusted) -> result dict (see result())."""
     return drain(simulate_steps(scenario, work_cap=work_cap))
 
 
 def _check_schedulers(schedulers):
+    """The scheduler names asked for (None: the base ones), checked."""
+    if schedulers is None:
+        return base_schedulers()
     names = scheduler_names()
     if isinstance(schedulers, str) or not isinstance(schedulers, (list, tuple)) or not schedulers:
         raise ScenarioError("schedulers", schedulers, "a non-empty list of scheduler names")
     for name in schedulers:
         if not isinstance(name, str) or name not in names:
             raise ScenarioError("scheduler", name, "one of " + ", ".join(names))
+    return tuple(schedulers)
 
 
-def compare_steps(scenario=None, schedulers=("static", "continuous"), slice_s=None, fmt=None,
+def compare_steps(scenario=None, schedulers=None, slice_s=None, fmt=None,
                   work_cap=WORK_CAP):
-    s = _norm(scenario)
-    _check_schedulers(schedulers)
+    s = prepare(scenario)
+    schedulers = _check_schedulers(schedulers)
     return (yield from _compare(s, schedulers, slice_s, fmt or result, work_cap))
 
 
-def compare(scenario=None, schedulers=("static", "continuous"), work_cap=WORK_CAP):
-    """The same trace through several schedulers; speedup = static / continuous."""
+def compare(scenario: dict | None = None, schedulers: list[str] | None = None,
+            work_cap: int | None = WORK_CAP) -> dict:
+    """The same trace through several schedulers (None: the base ones, policies.base_schedulers);
+    speedup = static / continuous (policies.SPEEDUP), when both ran."""
     return drain(compare_steps(scenario, schedulers, work_cap=work_cap))
 
 
@@ -189,12 +135,13 @@ def _compare(s, schedulers, slice_s, fmt, work_cap=WORK_CAP):
     trace = generate(s["workload"])
     out, ticks = {}, {}
     for name in schedulers:
-        sn = dict(s, scheduler=name)  # nothing in normalize depends on the scheduler but its name
+        sn = s.with_scheduler(name)
         run = yield from run_steps(sn, trace, slice_s, work_cap)
         out[name] = fmt(run)
         ticks[name] = (run.sim.passes, max(run.sim.done_tick))   # passes, makespan in ticks
-    if "static" in out and "continuous" in out:
-        (pa, ta), (pb, tb) = ticks["static"], ticks["continuous"]
+    slow, fast = SPEEDUP
+    if slow in out and fast in out:
+        (pa, ta), (pb, tb) = ticks[slow], ticks[fast]
         out["speedup"] = {"passes": pa / pb, "time": ta / tb}
     return out
 
@@ -216,14 +163,14 @@ SWEEP_METRICS = ("passes", "makespan", "utilization", "throughput_tok_s", "ttft"
 
 
 def sweep_steps(scenario=None, param="skew", values=(0.0, 0.3, 0.6),
-                schedulers=("static", "continuous"), slice_s=None, work_cap=WORK_CAP):
-    _check_schedulers(schedulers)
+                schedulers=None, slice_s=None, work_cap=WORK_CAP):
+    schedulers = _check_schedulers(schedulers)
     path = fields.SWEEPS.get(param, param) if isinstance(param, str) else None
     if path not in fields.SWEEPS.values():
         raise ScenarioError("param", param, "one of " + ", ".join(fields.SWEEPS))
     if not isinstance(values, (list, tuple)) or not 1 <= len(values) <= MAX_SWEEP_POINTS:
         raise ScenarioError("values", values, "a list of 1 to %d values" % MAX_SWEEP_POINTS)
-    base = public(_norm(scenario))
+    base = dict(prepare(scenario).doc)
     # sweeping a field that exists only in one variant (a Poisson rate) implies that variant
     for cond, allowed in fields.BY_PATH[path].when.items():
         parent, _, key = cond.rpartition(".")
@@ -236,7 +183,7 @@ def sweep_steps(scenario=None, param="skew", values=(0.0, 0.3, 0.6),
             d[p] = dict(d[p])
             d = d[p]
         d[parts[-1]] = v
-        norm = normalize(sc)
+        norm = prepare(sc)
         res = yield from _compare(norm, schedulers, slice_s, _metrics_only, work_cap)
         pt = {"value": v}
         if not isinstance(v, (int, float)):        # null or a word: rank by what it resolves to
@@ -250,12 +197,12 @@ def sweep_steps(scenario=None, param="skew", values=(0.0, 0.3, 0.6),
         if "speedup" in res:
             pt["speedup"] = res["speedup"]
         points.append(pt)
-    # SLO sizing (py_engine/slo.py): best = largest value meeting it
-    result = {"param": param, "path": path, "values": list(values), "points": points}
-    _slo.annotate(result, schedulers, base["slo"], _words(fields.BY_PATH[path]))
+    # SLO sizing (py_engine/analysis/slo.py): best = largest value meeting it
+    doc = {"param": param, "path": path, "values": list(values), "points": points}
+    _slo.annotate(doc, schedulers, base["slo"], _words(fields.BY_PATH[path]))
     for pt in points:
         pt.pop("rank", None)
-    return result
+    return doc
 
 
 def _words(field):
@@ -265,8 +212,8 @@ def _words(field):
     return label[label.index("(") + 1:label.rindex(")")] if "(" in label else field.leaf
 
 
-def sweep(scenario=None, param="skew", values=(0.0, 0.3, 0.6), schedulers=("static", "continuous"),
-          work_cap=WORK_CAP):
+def sweep(scenario: dict | None = None, param: str = "skew", values=(0.0, 0.3, 0.6),
+          schedulers: list[str] | None = None, work_cap: int | None = WORK_CAP) -> dict:
     """Compare the schedulers at each value of one parameter.
 
     Returns {"param", "path", "values", "points": [{"value", "<scheduler>": {metrics subset},
@@ -277,11 +224,11 @@ def sweep(scenario=None, param="skew", values=(0.0, 0.3, 0.6), schedulers=("stat
     return drain(sweep_steps(scenario, param, values, schedulers, None, work_cap))
 
 
-def _metrics_only(run):
+def _metrics_only(run: Run) -> dict:
     m = _metrics.compute(run.sim, run.scenario)
     m.update(run.policy.extra_metrics())
     return m
 
 
 __all__ = ["simulate", "compare", "sweep", "simulate_steps", "compare_steps", "sweep_steps",
-           "presets", "run_sim", "run_steps", "drain", "result", "Run"]
+           "presets", "run_sim", "run_steps", "drain", "result", "Run", "RESULT_CAPS"]

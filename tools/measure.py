@@ -110,7 +110,7 @@ def _served_bytes(server, start):
 
 def _native_passes(query):
     sys.path.insert(0, str(ROOT))
-    from py_engine.protocol import handle
+    from py_engine.app.protocol import handle
     sys.path.insert(0, str(ROOT / "tests"))
     from support.urls import scenario_from_query
     r = handle({"method": "compare", "params": {"scenario": scenario_from_query(query)}})

@@ -1,4 +1,4 @@
-"""Make py_engine/measurements.py, the public measurements `python -m py_engine validate` compares
+"""Make py_engine/data/measurements.py, the public measurements `python -m py_engine validate` compares
 the roofline cost model with, from their published source (verified by sha256).
 
     python3 tools/measurements.py [PATH_TO_perf_model.csv]   (default: downloads it)
@@ -28,7 +28,7 @@ from pathlib import Path
 COMMIT = "8f99e7dc9b407f4ce2488d03dd44c0b8b946dab0"
 URL = ("https://raw.githubusercontent.com/Mutinifni/splitwise-sim/%s/data/perf_model.csv"
        % COMMIT)
-OUT = Path(__file__).resolve().parents[1] / "py_engine" / "measurements.py"
+OUT = Path(__file__).resolve().parents[1] / "py_engine" / "data" / "measurements.py"
 MODELS = {"llama2-70b": "llama-2-70b", "bloom-176b": "bloom-176b"}
 
 
@@ -57,7 +57,7 @@ def main(argv):
     table = rows(data.decode())
     lines = ["    %r," % (r,) for r in table]
     OUT.write_text(
-        '"""Public measurements the roofline cost model is validated against (py_engine.validate).\n\n'
+        '"""Public measurements the roofline cost model is validated against (py_engine.analysis.validate).\n\n'
         "Made by tools/measurements.py from the Splitwise artifact (Patel et al., ISCA 2024),\n"
         "github.com/Mutinifni/splitwise-sim data/perf_model.csv at commit\n%s\n(sha256 %s),\n"
         "MIT License, Copyright (c) 2024 Pratyush Patel. Do not edit.\n\n"

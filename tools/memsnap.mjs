@@ -25,7 +25,7 @@ mods = sorted(m.name for m in pkgutil.walk_packages(py_engine.__path__, "py_engi
               if ".bench" not in m.name and not m.name.endswith("__main__"))
 for name in mods:
     importlib.import_module(name)
-from py_engine.protocol import handle_json
+from py_engine.app.protocol import handle_json
 for req in ({"method": "schema"}, {"method": "presets"}, {"method": "compare", "params": {"scenario": {"workload": {"requests": 8}}, "schedulers": ["static", "continuous", "vllm"]}},
             {"method": "sweep", "params": {"param": "slots", "values": [2], "schedulers": ["continuous"]}},
             {"method": "stall", "params": {}}, {"method": "kv", "params": {}}):

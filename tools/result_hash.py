@@ -3,7 +3,7 @@
     .venv/bin/python tools/result_hash.py          # prints one hash per call, then the total
 
 A refactor that must not change any number keeps this hash. The calls go through
-py_engine.protocol.handle (the contract every client uses), so the script does not depend on
+py_engine.app.protocol.handle (the contract every client uses), so the script does not depend on
 where things live inside the package. Timing fields ("seconds") are dropped before hashing.
 The schema is not hashed: it describes fields, it is not a result.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from py_engine.protocol import handle  # noqa: E402
+from py_engine.app.protocol import handle  # noqa: E402
 
 ITEMS = [{"arrive": a, "prompt": p, "out": o} for a, p, o in
          [(0, 120, 30), (0, 40, 200), (5, 900, 12), (30, 16, 1), (31, 300, 64), (200, 2000, 9)]]

@@ -49,7 +49,7 @@ def startup_requests(schema: dict, presets: dict, story: list) -> list[dict]:
 
 def write(out: Path) -> int:
     sys.path.insert(0, str(ROOT))
-    from py_engine.protocol import handle
+    from py_engine.app.protocol import handle
 
     def answer(req):
         resp = handle(req)

@@ -1,10 +1,10 @@
-"""Make py_engine/trace_data.py (the Azure LLM inference traces 2023, compact) from the published
+"""Make py_engine/data/trace_data.py (the Azure LLM inference traces 2023, compact) from the published
 CSV files, checked by sha256.
 
     python3 tools/traces.py [DIR]       (default: ../shared/traces, beside the project's root)
 
 The traces: Microsoft Azure, github.com/Azure/AzurePublicDataset (data/), "Azure LLM inference
-trace 2023", Creative Commons Attribution 4.0 International (py_engine/LICENSE-CC-BY-4.0.txt): one
+trace 2023", Creative Commons Attribution 4.0 International (py_engine/data/LICENSE-CC-BY-4.0.txt): one
 request a line, its arrival time, prompt (context) tokens and generated tokens; no text. Changed
 here only in form: arrival times become 100 ns steps since the file's first request (exact: the
 files carry 7 decimals of a second), and the three columns are stored as gzip-compressed JSON.
@@ -21,7 +21,7 @@ import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "py_engine" / "trace_data.py"
+OUT = ROOT / "py_engine" / "data" / "trace_data.py"
 FILES = {   # preset name: (file, sha256 of the published file)
     "azure-code-2023": ("AzureLLMInferenceTrace_code.csv",
                         "54e9a6d2a4bd06ba1e060304b900abbc74cbea53de96506e60fe5bb4f2277fb6"),
@@ -59,9 +59,9 @@ def main(argv):
     body = "\n".join("%r: (\n%s\n)," % (name, "\n".join(
         "    %r" % line for line in textwrap.wrap(b, 92))) for name, b in blobs.items())
     OUT.write_text(
-        '"""The Azure LLM inference traces 2023, compact (read by py_engine/traces.py).\n\n'
+        '"""The Azure LLM inference traces 2023, compact (read by py_engine/workload/traces.py).\n\n'
         "Microsoft Azure, github.com/Azure/AzurePublicDataset, CC BY 4.0\n"
-        "(py_engine/LICENSE-CC-BY-4.0.txt). Made by tools/traces.py from the published files\n"
+        "(py_engine/data/LICENSE-CC-BY-4.0.txt). Made by tools/traces.py from the published files\n"
         "(sha256 checked); changed only in form (see there). Do not edit.\n"
         '"""\n\nTRACES = {\n%s\n}\n' % body)
     print("wrote %s: %s" % (OUT.relative_to(ROOT), ", ".join(blobs)))

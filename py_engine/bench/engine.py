@@ -17,10 +17,10 @@
 import time
 
 from ..api import run_sim
-from ..metrics import compute
-from ..scenario import normalize
+from ..analysis.metrics import compute
+from ..scenario.prepared import prepare
 from ..verify import reference
-from ..workload import generate
+from ..workload.generator import generate
 
 # Long tail (the generator at skew 0.6): 85% short answers and 15% long generations of 4-10x
 # the mean. Timed at several output means: chat-like (256), long (1024), reasoning-length (4096).
@@ -43,10 +43,9 @@ def _time(fn):
 
 
 def step_loop_vs_engine(raw, scheduler):
-    sc = normalize(dict(raw, scheduler=scheduler))
+    sc = prepare(dict(raw, scheduler=scheduler))
     trace = generate(sc["workload"])
-    t = sc["_ticks"]
-    cost = (t["fixed"], t["per_row"], t["per_prefill_token"])
+    cost = tuple(sc.ticks)
     te, sim = min((_time(lambda: run_sim(sc, trace).sim) for _ in range(3)), key=lambda x: x[0])
     tr, ref = _time(lambda: reference.RUNNERS[scheduler](*trace, sc["server"]["slots"],
                                                           sc["server"]["chunk"], cost))
@@ -56,7 +55,7 @@ def step_loop_vs_engine(raw, scheduler):
 
 
 def million(raw):
-    sc = normalize(raw)
+    sc = prepare(raw)
     t0 = time.perf_counter()
     trace = generate(sc["workload"])
     t1 = time.perf_counter()
@@ -85,7 +84,7 @@ AZURE = {"scheduler": "vllm",
 
 def azure(raw):
     """A production trace under the roofline cost: CPU seconds of the simulation and metrics."""
-    sc = normalize(raw)
+    sc = prepare(raw)
     trace = generate(sc["workload"])
     c0 = time.process_time()
     sim = run_sim(sc, trace).sim

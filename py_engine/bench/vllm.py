@@ -9,11 +9,11 @@ identical passes buys. Printed from one run, never asserted in unit tests.
 import time
 
 from ..api import run_sim
-from ..core import Sim
-from ..cost import Cost
-from ..policies.vllm import VLLM
-from ..scenario import normalize
-from ..workload import generate
+from ..sim.core import Sim
+from ..model.cost import Cost
+from ..policies.vllm.scheduler import VLLM
+from ..scenario.prepared import prepare
+from ..workload.generator import generate
 
 CASE = {"scheduler": "vllm",
         "workload": {"requests": 10_000, "seed": 1, "skew": 0.6, "output_mean": 512,
@@ -35,7 +35,7 @@ def run_stepped(sc, trace):
 
 
 def _case(raw, preemption, kv_tokens):
-    sc = normalize(dict(raw, server=dict(raw["server"], preemption=preemption,
+    sc = prepare(dict(raw, server=dict(raw["server"], preemption=preemption,
                                          kv_tokens=kv_tokens)))
     trace = generate(sc["workload"])
     t0 = time.process_time()  # CPU seconds: steadier than wall time on a shared machine

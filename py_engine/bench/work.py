@@ -10,10 +10,10 @@ import statistics
 import time
 
 from .. import api
-from ..core import Sim
+from ..sim.core import Sim
 from ..errors import ScenarioError
-from ..scenario import normalize
-from ..work import WORK_CAP
+from ..scenario.prepared import prepare
+from ..sim.work import WORK_CAP
 
 CAP = 2_000_000
 
@@ -53,7 +53,7 @@ def main(quick=False):
     try:
         while len(rows) < n:
             try:
-                sc = normalize(_scenario(rng))
+                sc = prepare(_scenario(rng))
             except ScenarioError:
                 continue
             seen["work"] = 0

@@ -13,8 +13,17 @@ for _module in pkgutil.iter_modules(__path__):
         importlib.import_module("%s.%s" % (__name__, _module.name))
 
 
+# the speedup a comparison reports: the first's passes (and time) over the second's
+SPEEDUP = ("static", "continuous")
+
+
 def get(name):
     return REGISTRY[name]
+
+
+def base_schedulers():
+    """The schedulers always compared (class attribute `base`), in display order."""
+    return tuple(n for n in scheduler_names() if REGISTRY[n].base)
 
 
 def scheduler_names():
@@ -22,4 +31,4 @@ def scheduler_names():
     return sorted(REGISTRY, key=lambda n: (REGISTRY[n].order, n))
 
 
-__all__ = ["REGISTRY", "Policy", "register", "get", "scheduler_names"]
+__all__ = ["REGISTRY", "SPEEDUP", "Policy", "register", "get", "scheduler_names", "base_schedulers"]

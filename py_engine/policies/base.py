@@ -1,8 +1,8 @@
 """The policy interface: a scheduler is one class with a few hooks, registered by name.
 
-The core (`py_engine.core.Sim`) owns the clock, the slots, the per-resident phases (prefill chunks,
+The core (`py_engine.sim.core.Sim`) owns the clock, the slots, the per-resident phases (prefill chunks,
 the final chunk that emits a token, decode, held padding) and retirement; what the run records lives
-in `py_engine.recorder`. A policy only decides *who is resident and how big their prefill chunks
+in `py_engine.sim.recorder`. A policy only decides *who is resident and how big their prefill chunks
 are*; the core then runs the longest stretch of identical passes and calls the policy again at the
 next event.
 

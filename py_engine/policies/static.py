@@ -8,7 +8,7 @@ which is every member's done_pass. Cost: all `slots` rows every pass, rows x pad
 per prefill pass.
 """
 
-from ..cost import prefill_steps
+from ..model.cost import prefill_steps
 from .base import Policy, register
 
 

@@ -11,11 +11,11 @@ Quick mode (the default) runs in well under a second natively.
 import random
 import time
 
-from .. import kv
+from ..model import kv
 from ..api import compare, run_sim, simulate, sweep
-from ..cost import Cost, prefill_steps, step_cost_ms
+from ..model.cost import Cost, prefill_steps, step_cost_ms
 from ..errors import ScenarioError
-from ..scenario import normalize
+from ..scenario.prepared import prepare
 from . import reference, vllm_cases, vllm_checks
 
 
@@ -69,12 +69,12 @@ def _random_scenario(rng, i):
 
 
 def _engine_vs_reference(raw, scheduler):
-    sc = normalize(dict(raw, scheduler=scheduler))
+    sc = prepare(dict(raw, scheduler=scheduler))
     sim = run_sim(sc).sim
-    t = sc["_ticks"]
+    t = sc.ticks
     ref = reference.RUNNERS[scheduler](list(sim.arrive), list(sim.prompt), list(sim.out),
                                        sc["server"]["slots"], sc["server"]["chunk"],
-                                       (t["fixed"], t["per_row"], t["per_prefill_token"]))
+                                       tuple(t))
     bad = []
     if sim.passes != ref["passes"]:
         bad.append("passes %d != %d" % (sim.passes, ref["passes"]))
@@ -86,7 +86,7 @@ def _engine_vs_reference(raw, scheduler):
             bad.append(key + " differs")
     if scheduler == "static":
         unit = dict(raw, scheduler="static", server=dict(raw["server"], cost="unit"))
-        usim = run_sim(normalize(unit)).sim
+        usim = run_sim(prepare(unit)).sim
         reqs = [{"arrive": a / 1_000_000, "prompt": p, "out": o}
                 for a, p, o in zip(usim.arrive, usim.prompt, usim.out)]
         cf = reference.static_makespan(reqs, sc["server"]["slots"], sc["server"]["chunk"])
@@ -148,7 +148,7 @@ def _bad_inputs():
     bad = []
     for raw, field in cases:
         try:
-            normalize(raw)
+            prepare(raw)
             bad.append(field + " accepted")
         except ScenarioError as e:
             if e.field != field:

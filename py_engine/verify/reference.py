@@ -7,7 +7,7 @@ Only the closed form `prefill_steps` is shared with the engine (it is checked on
 article's numbers).
 """
 
-from ..cost import prefill_steps
+from ..model.cost import prefill_steps
 
 
 def static_makespan(reqs, cap, chunk):

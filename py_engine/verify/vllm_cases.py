@@ -14,10 +14,10 @@ import base64
 import gzip
 import json
 
-from ..core import Sim
-from ..cost import TICKS, Cost
-from ..scenario import normalize
-from ..workload import generate
+from ..sim.core import Sim
+from ..model.cost import TICKS, Cost
+from ..scenario.prepared import prepare
+from ..workload.generator import generate
 
 KNOBS = ("enable_prefix_caching", "async_scheduling", "scheduler_reserve_full_isl")
 
@@ -46,8 +46,8 @@ def scenario(cfg, cost="article"):
 
 def replay(case):
     """(ok, detail) for one recorded case."""
-    from ..policies.vllm import VLLM
-    sc = normalize(scenario(case["config"]))
+    from ..policies.vllm.scheduler import VLLM
+    sc = prepare(scenario(case["config"]))
     trace = generate(sc["workload"])
     sim = Sim(trace, sc["server"]["slots"], Cost.from_scenario(sc))
     policy = VLLM(sim, sc, trace)

@@ -9,7 +9,7 @@ decisions).
 """
 
 from ..api import compare, simulate
-from ..cost import TICKS
+from ..model.cost import TICKS
 
 
 def _trace(rng, n, spread):

@@ -198,7 +198,7 @@ class Native:
     """The engine run natively: native(method, params) -> result (asserts the call succeeded)."""
 
     def __init__(self):
-        from py_engine.protocol import handle
+        from py_engine.app.protocol import handle
 
         self.handle = handle
 

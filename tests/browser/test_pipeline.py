@@ -20,7 +20,7 @@ from tools import pins, pyodide, site
 from tools import common as build_common
 from tools.pins import CSP
 
-# Scenarios set through the URL (the fields' URL names, py_engine/fields.py), each far from the default.
+# Scenarios set through the URL (the fields' URL names, py_engine/scenario/fields.py), each far from the default.
 URL_SCENARIOS = [
     "requests=48&slots=16&chunk=256&arrival=poisson&rate=40&seed=3",
     "requests=24&output_mean=40&prompt_mean=600&cost=unit&seed=11",

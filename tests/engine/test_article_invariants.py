@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from py_engine import compare, sweep
-from py_engine.scenario import normalize
-from py_engine.workload import generate
+from py_engine.scenario.prepared import prepare
+from py_engine.workload.generator import generate
 from references.batching import brute_force, static_closed_form
 
 
@@ -35,7 +35,7 @@ def test_identical_lengths_give_speedup_exactly_one(n, slots, prompt, out, chunk
 
 
 def test_skew_zero_gives_exact_means_and_sweep_shape():
-    sc = normalize({"workload": {"skew": 0.0, "requests": 100, "output_mean": 77,
+    sc = prepare({"workload": {"skew": 0.0, "requests": 100, "output_mean": 77,
                                  "prompt_mean": 333}})
     arrive, prompt, out = generate(sc["workload"])
     assert set(out) == {77} and set(prompt) == {333} and set(arrive) == {0}
@@ -58,10 +58,10 @@ def test_golden_default_scenario_seed0_explained_by_the_reference():
     assert round(s["utilization"], 3) == 0.243 and round(c["utilization"], 3) == 0.750
     assert round(r["speedup"]["passes"], 3) == 3.094
 
-    sc = normalize({})
+    sc = prepare({})
     arrive, prompt, out = generate(sc["workload"])
-    t = sc["_ticks"]
-    costs = (t["fixed"], t["per_row"], t["per_prefill_token"])
+    t = sc.ticks
+    costs = tuple(t)
     bs = brute_force("static", arrive, prompt, out, 8, 512, costs)
     bc = brute_force("continuous", arrive, prompt, out, 8, 512, costs)
     assert (bs["passes"], bc["passes"]) == (3892, 1258)

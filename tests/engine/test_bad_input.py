@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from py_engine import ScenarioError, normalize, simulate
-from py_engine.protocol import handle
+from py_engine.app.protocol import handle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -110,7 +110,7 @@ def test_result_caps(monkeypatch):
 
 
 def generate_out(n):
-    from py_engine.workload import generate
+    from py_engine.workload.generator import generate
     return generate(normalize({"workload": {"requests": n}})["workload"])[2]
 
 

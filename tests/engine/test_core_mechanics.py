@@ -9,8 +9,8 @@ from collections import Counter
 
 from hypothesis import given, settings, strategies as st
 
-from py_engine.core import DECODE, PAUSED, PREFILL, EngineError, Sim
-from py_engine.cost import Cost
+from py_engine.sim.core import DECODE, PAUSED, PREFILL, EngineError, Sim
+from py_engine.model.cost import Cost
 from py_engine.policies.base import Policy
 
 

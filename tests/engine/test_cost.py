@@ -1,7 +1,8 @@
 """The article's cost model and chunked-prefill closed forms, and the unit-cost step clock."""
 
-from py_engine import cost, simulate
-from py_engine.scenario import normalize
+from py_engine import simulate
+from py_engine.model import cost
+from py_engine.scenario.prepared import prepare
 
 
 def test_step_cost_article_values():
@@ -9,9 +10,9 @@ def test_step_cost_article_values():
     assert round(cost.step_cost_ms(32, 0), 2) == 33.2
     assert round(cost.step_cost_ms(16, 4000), 2) == 267.6   # ~268 ms prefill stall
     assert round(cost.step_cost_ms(16, 0), 2) == 27.6
-    t = normalize({})["_ticks"]
-    assert (t["fixed"], t["per_row"], t["per_prefill_token"]) == (22_000_000, 350_000, 60_000)
-    c = cost.Cost.from_scenario(normalize({}))
+    t = prepare({}).ticks
+    assert tuple(t) == (22_000_000, 350_000, 60_000)
+    c = cost.Cost.from_scenario(prepare({}))
     assert [c.pass_ticks(*a) for a in ((1, 0), (32, 0), (16, 4000), (16, 0))] == [
         22_350_000, 33_200_000, 267_600_000, 27_600_000]
 

@@ -5,7 +5,7 @@ from collections import Counter
 from hypothesis import given, strategies as st
 
 from py_engine.api import run_sim, simulate
-from py_engine.scenario import normalize
+from py_engine.scenario.prepared import prepare
 from references.batching import brute_force, static_closed_form
 
 COSTS = st.sampled_from(["unit", "article",
@@ -29,12 +29,12 @@ def scenarios(draw):
 
 def _engine_vs_brute(raw, scheduler):
     raw = dict(raw, scheduler=scheduler)
-    sc = normalize(raw)
+    sc = prepare(raw)
     sim = run_sim(sc).sim
-    t = sc["_ticks"]
+    t = sc.ticks
     ref = brute_force(scheduler, list(sim.arrive), list(sim.prompt), list(sim.out),
                       sc["server"]["slots"], sc["server"]["chunk"],
-                      (t["fixed"], t["per_row"], t["per_prefill_token"]))
+                      tuple(t))
     assert sim.passes == ref["passes"]
     assert list(sim.first_pass) == ref["first_pass"]
     assert list(sim.done_pass) == ref["done_pass"]
@@ -83,7 +83,7 @@ def test_static_equals_brute_force_and_closed_form(raw):
     # the article's closed form, in passes under the unit cost
     unit = dict(raw, scheduler="static")
     unit["server"] = dict(raw["server"], cost="unit")
-    usim = run_sim(normalize(unit)).sim
+    usim = run_sim(prepare(unit)).sim
     reqs = [{"arrive": a / 1_000_000, "prompt": p, "out": o}
             for a, p, o in zip(usim.arrive, usim.prompt, usim.out)]
     assert max(usim.done_tick) == round(

@@ -4,8 +4,9 @@ import json
 
 import pytest
 
-import py_engine.kv as kv
-from py_engine import cli, protocol
+import py_engine.model.kv as kv
+from py_engine.app import cli
+from py_engine.app import protocol
 from py_engine.errors import ScenarioError
 
 

@@ -6,8 +6,8 @@ import math
 import pytest
 
 from py_engine import simulate
-from py_engine.scenario import normalize
-from py_engine.workload import generate
+from py_engine.scenario.prepared import prepare
+from py_engine.workload.generator import generate
 from references.batching import brute_force
 
 
@@ -42,11 +42,11 @@ def test_metrics_follow_their_definitions():
             assert q["e2e"] == pytest.approx(q["done"] - q["arrive"], abs=1e-6)
             assert q["first_token_pass"] <= q["done_pass"]
         # pooled ITL: per-request gaps from the brute force, nearest rank
-        norm = normalize(dict(sc, scheduler=sched))
-        t = norm["_ticks"]
+        norm = prepare(dict(sc, scheduler=sched))
+        t = norm.ticks
         arrive, prompt, out = generate(norm["workload"])
         ref = brute_force(sched, arrive, prompt, out, 6, 512,
-                          (t["fixed"], t["per_row"], t["per_prefill_token"]))
+                          tuple(t))
         gaps = sorted(ref["gaps"].elements())
         for p in (50, 95, 99):
             assert m["itl"]["p%d" % p] == _nearest_rank(gaps, p) / 1e6

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from py_engine import protocol
+from py_engine.app import protocol
 
 REQUESTS = [
     {"method": "compare", "params": {"scenario": {}}},
@@ -94,5 +94,5 @@ def test_a_job_in_slices_gives_the_same_numbers_as_one_call():
 
 
 def py_engine_phases():
-    from py_engine.records import PHASES
+    from py_engine.sim.records import PHASES
     return PHASES

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from py_engine import ScenarioError, compare, normalize, simulate, sweep
-from py_engine import fields as F
-from py_engine.protocol import handle, handle_json
-from py_engine.work import WORK_CAP
+from py_engine.scenario import fields as F
+from py_engine.app.protocol import handle, handle_json
+from py_engine.sim.work import WORK_CAP
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HUGE = 10 ** 400
@@ -95,7 +95,7 @@ def test_a_run_beyond_the_work_cap_is_refused_saying_what_to_lower():
 
 def test_the_probe_refuses_a_hopeless_run_early(monkeypatch):
     """The estimate from the first PROBE of the cap stops a run far beyond it before the cap."""
-    from py_engine import core
+    from py_engine.sim import core
     seen = []
     real = core.Sim.run
 
@@ -260,7 +260,7 @@ def _values(f):
     if f.type == "bool":
         return st.booleans()
     if f.type == "choice":
-        from py_engine.scenario import choices
+        from py_engine.scenario.normalize import choices
         return st.sampled_from(choices(f))
     small = {"workload.requests": 120, "workload.output_mean": 300, "workload.prompt_mean": 2000,
              "server.slots": 64, "workload.seed": 10 ** 6}
@@ -329,7 +329,8 @@ def test_the_kv_pools_block_work_counts_toward_the_cap():
     sc = {"scheduler": "vllm", "workload": {"requests": 20, "prompt_mean": 1_000_000,
                                             "output_mean": 10, "skew": 0},
           "server": {"slots": 256, "kv_tokens": 4_000_000}}
-    from py_engine import api, scenario
+    from py_engine import api
+    from py_engine.scenario import normalize
     run = api.run_sim(scenario.normalize(sc), work_cap=None)
     blocks = sum(p for p in run.sim.prompt) // 16
     assert run.sim.work >= 2 * blocks            # each block taken and given back at least
@@ -341,8 +342,9 @@ def test_the_kv_pools_block_work_counts_toward_the_cap():
 def test_the_livelock_detector_keeps_digests_not_states(monkeypatch):
     """A chunk-1 run samples nothing for thousands of passes while its prefills move: every
     preemption then records the scheduler's state (once kept whole: 540 MB)."""
-    from py_engine import api, scenario
-    from py_engine.policies.vllm import VLLM
+    from py_engine import api
+    from py_engine.scenario import normalize
+    from py_engine.policies.vllm.scheduler import VLLM
     kept = []
     real = VLLM._livelock
 

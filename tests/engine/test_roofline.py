@@ -9,9 +9,10 @@ from hypothesis import given, settings, strategies as st
 import py_engine
 from py_engine.api import run_sim
 from py_engine.bench.vllm import run_stepped
-from py_engine.roofline import SUB, Deployment, floor_sum
-from py_engine.scenario import normalize
-from py_engine.workload import generate
+from py_engine.model.roofline import Deployment
+from py_engine.sim.exact import SUB, floor_sum
+from py_engine.scenario.prepared import prepare
+from py_engine.workload.generator import generate
 from references.batching import brute_force
 
 
@@ -73,11 +74,11 @@ def gaps_of(sim):
 @given(traces(), st.sampled_from(["continuous", "static"]), st.integers(1, 6),
        st.sampled_from([16, 64, 512]), st.sampled_from(range(len(DEPLOYMENTS))))
 def test_engine_equals_brute_force_under_the_roofline(items, scheduler, slots, chunk, d):
-    sc = normalize({"scheduler": scheduler, "workload": {"items": items},
+    sc = prepare({"scheduler": scheduler, "workload": {"items": items},
                     "server": {"slots": slots, "chunk": chunk, "cost": DEPLOYMENTS[d]}})
     trace = generate(sc["workload"])
     sim = run_sim(sc, trace).sim
-    ref = brute_force(scheduler, *trace[:3], slots, chunk, sc["_deployment"].pass_ticks)
+    ref = brute_force(scheduler, *trace[:3], slots, chunk, sc.deployment.pass_ticks)
     assert sim.passes == ref["passes"]
     assert list(sim.first_tick) == ref["first_tick"] and list(sim.done_tick) == ref["done_tick"]
     assert list(sim.first_pass) == ref["first_pass"] and list(sim.done_pass) == ref["done_pass"]
@@ -97,7 +98,7 @@ def test_vllm_event_driven_equals_stepped_under_the_roofline(items, slots, chunk
     kv = "auto"
     if tight:
         kv = max(-(-(it["prompt"] + it["out"] - 1) // 16) for it in items) * 16 + 32
-    sc = normalize({"scheduler": "vllm", "workload": {"items": items},
+    sc = prepare({"scheduler": "vllm", "workload": {"items": items},
                     "server": {"slots": slots, "chunk": chunk, "kv_tokens": kv,
                                "max_num_batched_tokens": 256, "cost": DEPLOYMENTS[d]}})
     trace = generate(sc["workload"])
@@ -109,17 +110,17 @@ def test_vllm_event_driven_equals_stepped_under_the_roofline(items, slots, chunk
 
 
 def test_kv_tokens_auto_is_the_calculators_number():
-    sc = normalize({"server": {"kv_tokens": "auto", "cost": roofline("llama-3.1-70b", tp=4)}})
+    sc = prepare({"server": {"kv_tokens": "auto", "cost": roofline("llama-3.1-70b", tp=4)}})
     calc = py_engine.kv_capacity("llama-3.1-70b", "h100-80gb", gpus=4)
-    assert sc["_kv_pool"] == calc["tokens"] and sc["server"]["kv_tokens"] == "auto"
+    assert sc.kv_pool == calc["tokens"] and sc["server"]["kv_tokens"] == "auto"
     with pytest.raises(py_engine.ScenarioError) as e:
-        normalize({"server": {"kv_tokens": "auto", "cost": roofline("llama-3.1-70b", tp=1)}})
+        prepare({"server": {"kv_tokens": "auto", "cost": roofline("llama-3.1-70b", tp=1)}})
     assert e.value.field == "server.cost.tp" and "at least 3" in e.value.message
     with pytest.raises(py_engine.ScenarioError) as e:
-        normalize({"server": {"kv_tokens": "auto"}})
+        prepare({"server": {"kv_tokens": "auto"}})
     assert e.value.field == "server.kv_tokens"
     with pytest.raises(py_engine.ScenarioError) as e:
-        normalize({"server": {"cost": roofline(gpu="a100-80gb", dtype="fp8")}})
+        prepare({"server": {"cost": roofline(gpu="a100-80gb", dtype="fp8")}})
     assert e.value.field == "server.cost.dtype"
 
 
@@ -134,7 +135,7 @@ def test_longer_contexts_cost_more_and_batches_slow_decodes():
 
 
 def test_validate_meets_its_targets_and_the_defaults_are_the_fit():
-    from py_engine import validate
+    from py_engine.analysis import validate
     r = validate.run()
     assert set(r["gpus"]) == {"a100-80gb", "h100-80gb"} and "Splitwise" in r["source"]
     for gpu, g in r["gpus"].items():
@@ -147,23 +148,23 @@ def test_validate_meets_its_targets_and_the_defaults_are_the_fit():
 
 def test_a_calibrated_cost_is_exact_and_event_driven_too():
     # what a calibration fits: the custom cost with a context term, linear within a run
-    from py_engine import calibrate
+    from py_engine.analysis import calibrate
     csv = ("rows,prefill_tokens,context_tokens,step_ms\n1,0,1000,10.5\n8,0,8000,12.1\n"
            "32,0,32000,17.9\n1,2048,0,160\n4,4096,0,300\n")
     fit = calibrate.fit(csv)
     assert fit["error"]["median_ape"] < 0.05 and fit["cost"]["per_context_token_ms"] > 0
     items = [{"arrive": i * 3.0, "prompt": 100 + 37 * i, "out": 5 + i % 7} for i in range(12)]
     for scheduler in ("continuous", "static"):
-        sc = normalize({"scheduler": scheduler, "workload": {"items": items},
+        sc = prepare({"scheduler": scheduler, "workload": {"items": items},
                         "server": {"slots": 4, "chunk": 64, "cost": fit["cost"]}})
         trace = generate(sc["workload"])
         sim = run_sim(sc, trace).sim
-        ref = brute_force(scheduler, *trace[:3], 4, 64, sc["_deployment"].pass_ticks)
+        ref = brute_force(scheduler, *trace[:3], 4, 64, sc.deployment.pass_ticks)
         assert list(sim.done_tick) == ref["done_tick"] and gaps_of(sim) == +ref["gaps"]
 
 
 def test_calibration_input_errors_name_the_line_and_column():
-    from py_engine import calibrate
+    from py_engine.analysis import calibrate
     with pytest.raises(py_engine.ScenarioError) as e:
         calibrate.fit("batch,prompt,ttft_ms,tpot_ms\n8,512,900,30\n16,512,-3,31\n")
     assert e.value.field == "calibration line 3: ttft_ms"

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from py_engine import cli, fields, normalize, schema
+from py_engine import normalize, schema
+from py_engine.app import cli
+from py_engine.scenario import fields
 from py_engine.errors import ScenarioError
-from py_engine.scenario import allowed_text, choices
+from py_engine.scenario.normalize import allowed_text, choices
 from support.urls import scenario_from_query
 
 README = Path(__file__).resolve().parents[2] / "README.md"

@@ -1,13 +1,14 @@
-"""Story mode's steps (py_engine/presets.py STORY): each is a valid scenario, and what each step's
+"""Story mode's steps (py_engine/scenario/presets.py STORY): each is a valid scenario, and what each step's
 text tells the reader is what the engine computes for it."""
 
 import re
 
 import pytest
 
-from py_engine import api, figures
-from py_engine.presets import story
-from py_engine.scenario import normalize
+from py_engine import api
+from py_engine.app import figures
+from py_engine.scenario.presets import story
+from py_engine.scenario.prepared import prepare
 
 
 STORY = story()
@@ -20,7 +21,7 @@ def step(title_word):
 def test_every_step_is_a_scenario_with_a_figure_and_its_lanes():
     assert len(STORY) == 7
     for s in STORY:
-        normalize(s["scenario"])                          # raises on a bad field
+        prepare(s["scenario"])                          # raises on a bad field
         assert s["highlight"] in figures.FIGURES and s["highlight"] != "story"
         assert s["schedulers"][:2] == ["static", "continuous"]
         assert s.get("focus") in (None, "blocks", *s["schedulers"])

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import py_engine
-from py_engine import traces
-from py_engine.scenario import normalize
-from py_engine.workload import generate
+from py_engine.workload import traces
+from py_engine.scenario.prepared import prepare
+from py_engine.workload.generator import generate
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "traces"
 FILES = {"azure-code-2023": "AzureLLMInferenceTrace_code.csv",
@@ -38,12 +38,12 @@ def test_the_shipped_trace_is_the_published_one(name):
 def test_a_window_scaled_and_sampled():
     w = {"trace": {"name": "azure-conv-2023", "start": 100, "count": 500, "rate_scale": 2.0,
                    "keep": 1.0}}
-    arrive, prompt, out = generate(normalize({"workload": w})["workload"])[:3]
+    arrive, prompt, out = generate(prepare({"workload": w})["workload"])[:3]
     cols = traces.columns("azure-conv-2023")
     assert prompt == cols["prompt"][100:600] and out == cols["out"][100:600]
     base = cols["arrive_100ns"][100]
     assert arrive[0] == 0 and arrive[-1] == round((cols["arrive_100ns"][599] - base) * 50)
-    half = generate(normalize({"workload": {**w, "seed": 3, "trace": {**w["trace"],
+    half = generate(prepare({"workload": {**w, "seed": 3, "trace": {**w["trace"],
                                                                        "keep": 0.5}}})["workload"])
     assert 200 < len(half[0]) < 300 and set(half[1]) <= set(prompt)
 
@@ -53,7 +53,7 @@ def test_windows_outside_the_trace_are_refused_with_the_range():
                                   ({"start": 8000, "count": 1000}, "workload.trace.count",
                                    "1 to 819")):
         with pytest.raises(py_engine.ScenarioError) as e:
-            normalize({"workload": {"trace": {"name": "azure-code-2023", **trace}}})
+            prepare({"workload": {"trace": {"name": "azure-code-2023", **trace}}})
         assert e.value.field == field and allowed in e.value.message
 
 

@@ -5,13 +5,13 @@ import math
 import random
 
 from py_engine import simulate
-from py_engine.scenario import normalize
-from py_engine.workload import generate
+from py_engine.scenario.prepared import prepare
+from py_engine.workload.generator import generate
 
 
 def test_generator_keeps_the_mean_as_skew_grows():
     for skew in (0.0, 0.3, 0.6, 0.9):
-        sc = normalize({"workload": {"skew": skew, "requests": 200_000, "seed": 5}})
+        sc = prepare({"workload": {"skew": skew, "requests": 200_000, "seed": 5}})
         _, prompt, out = generate(sc["workload"])
         assert abs(sum(out) / len(out) / 96 - 1) < 0.02, (skew, sum(out) / len(out))
         assert abs(sum(prompt) / len(prompt) / 200 - 1) < 0.02
@@ -19,7 +19,7 @@ def test_generator_keeps_the_mean_as_skew_grows():
 
 def test_generator_follows_its_documented_formula():
     """Recompute the lengths with scalar Python math from the same uniforms (workload docstring)."""
-    sc = normalize({"workload": {"seed": 11, "requests": 500, "skew": 0.45}})
+    sc = prepare({"workload": {"seed": 11, "requests": 500, "skew": 0.45}})
     _, prompt, out = generate(sc["workload"])
     rng = random.Random(11)
     draws = [[rng.random() for _ in range(500)] for _ in range(4)]
@@ -37,12 +37,12 @@ def test_generator_follows_its_documented_formula():
 
 
 def test_poisson_and_gap_arrivals():
-    sc = normalize({"workload": {"requests": 5000, "arrival": {"kind": "poisson", "rate": 50}}})
+    sc = prepare({"workload": {"requests": 5000, "arrival": {"kind": "poisson", "rate": 50}}})
     arrive, _, _ = generate(sc["workload"])
     assert arrive[0] == 0 and arrive == sorted(arrive)
     mean_gap_ms = arrive[-1] / 4999 / 1e6
     assert abs(mean_gap_ms / 20.0 - 1) < 0.05  # 50 req/s = one per 20 ms
-    sc = normalize({"workload": {"requests": 4, "arrival": {"kind": "gap", "every": 12.5}}})
+    sc = prepare({"workload": {"requests": 4, "arrival": {"kind": "gap", "every": 12.5}}})
     assert generate(sc["workload"])[0] == [0, 12_500_000, 25_000_000, 37_500_000]
 
 
@@ -56,8 +56,8 @@ def test_determinism_same_seed_same_result():
 
 def test_system_prompt_groups():
     wl = {"requests": 12, "prefix": {"kind": "system", "tokens": 300, "groups": 3}}
-    sc = normalize({"workload": wl})
-    plain = generate(normalize({"workload": {"requests": 12}})["workload"])
+    sc = prepare({"workload": wl})
+    plain = generate(prepare({"workload": {"requests": 12}})["workload"])
     t = generate(sc["workload"])
     assert t.prefix_id == [i % 3 for i in range(12)] and t.prefix_len == [300] * 12
     assert t[1] == [p + 300 for p in plain[1]] and t[2] == plain[2] and t[0] == plain[0]
@@ -67,8 +67,8 @@ def test_conversations_grow_turn_by_turn():
     # 3 conversations of 4 turns, burst: turn t arrives t x think; its prompt is every earlier
     # turn's message and answer plus its own message, all of it the conversation's stream.
     wl = {"requests": 12, "prefix": {"kind": "conversation", "turns": 4, "think": 500.0}}
-    t = generate(normalize({"workload": wl})["workload"])
-    drawn = generate(normalize({"workload": {"requests": 12}})["workload"])
+    t = generate(prepare({"workload": wl})["workload"])
+    drawn = generate(prepare({"workload": {"requests": 12}})["workload"])
     assert t.prefix_len == t[1]                      # whole prompts are stream
     assert sorted(t[0]) == t[0]
     for c in range(3):
@@ -99,7 +99,7 @@ def test_prefix_cache_hits_the_shared_system_prompt_and_the_last_answer():
     conv = simulate({"scheduler": "vllm", "workload": {
         "requests": 16, "prefix": {"kind": "conversation", "turns": 4, "think": 30000.0}}})
     by_conv = {}
-    for q, pid in zip(conv["requests"], generate(normalize(conv["scenario"])["workload"]).prefix_id):
+    for q, pid in zip(conv["requests"], generate(prepare(conv["scenario"])["workload"]).prefix_id):
         by_conv.setdefault(pid, []).append(q)
     for turns in by_conv.values():
         for prev, q in zip(turns, turns[1:]):

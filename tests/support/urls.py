@@ -3,7 +3,7 @@ can run natively exactly what the page runs. View parameters (vllm, theme, ...) 
 
 from urllib.parse import parse_qsl
 
-from py_engine import fields
+from py_engine.scenario import fields
 
 
 def _parse(field, raw):

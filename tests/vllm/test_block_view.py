@@ -5,10 +5,11 @@ queue. Checked against the pool itself while the vllm policy runs."""
 
 import pytest
 
-from py_engine import api, blocks
+from py_engine import api
+from py_engine.policies.vllm import block_pool
 from py_engine.api import run_sim
-from py_engine.policies.vllm import VLLM
-from py_engine.scenario import normalize
+from py_engine.policies.vllm.scheduler import VLLM
+from py_engine.scenario.prepared import prepare
 
 CASES = [
     {"scheduler": "vllm", "server": {"kv_tokens": 3000}},
@@ -88,7 +89,7 @@ def test_the_other_schedulers_have_no_block_view():
 def test_sampling_does_not_change_the_run():
     """The samples are read-only: the same scenario run with sampling disabled gives the same
     requests and passes."""
-    sc = normalize({"scheduler": "vllm", "server": {"kv_tokens": 3000}})
+    sc = prepare({"scheduler": "vllm", "server": {"kv_tokens": 3000}})
     with_samples = run_sim(sc)
     orig = blocks.BlockSamples.take
     try:

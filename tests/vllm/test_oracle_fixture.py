@@ -22,13 +22,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from py_engine.core import Sim
-from py_engine.cost import TICKS, Cost
+from py_engine.sim.core import Sim
+from py_engine.model.cost import TICKS, Cost
 from py_engine.errors import ScenarioError
-from py_engine.policies.vllm import VLLM
-from py_engine.scenario import normalize
+from py_engine.policies.vllm.scheduler import VLLM
+from py_engine.scenario.prepared import prepare
 from py_engine.verify.vllm_cases import KNOBS, scenario  # the fixture's config -> a scenario
-from py_engine.workload import generate
+from py_engine.workload.generator import generate
 from references import vllm as reference
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "vllm-0.33.0.json.gz"
@@ -39,7 +39,7 @@ ARTICLE = (22_000_000, 350_000, 60_000)      # the fixture's cost, in ticks
 
 def engine(cfg, stepped=False, cost="article"):
     """Run the policy on a case -> (sim, per pass: {request: tokens}, admitted, free blocks)."""
-    sc = normalize(scenario(cfg, cost))
+    sc = prepare(scenario(cfg, cost))
     trace = generate(sc["workload"])
     sim = Sim(trace, sc["server"]["slots"], Cost.from_scenario(sc))
     policy = VLLM(sim, sc, trace)

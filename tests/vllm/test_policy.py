@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st
 
 import py_engine
-from py_engine.cost import TICKS
+from py_engine.model.cost import TICKS
 from py_engine.errors import ScenarioError
 
 COST = (20, 3, 1)              # ticks: fixed, per row, per prefill token
@@ -214,10 +214,10 @@ def test_event_driven_equals_stepping_every_pass(case):
     # of identical passes must not change anything.
     from py_engine.bench.vllm import run_stepped
     from py_engine.api import run_sim
-    from py_engine.scenario import normalize
-    from py_engine.workload import generate
+    from py_engine.scenario.prepared import prepare
+    from py_engine.workload.generator import generate
     c = dict(case)
-    sc = normalize(scenario(c.pop("items"), **c))
+    sc = prepare(scenario(c.pop("items"), **c))
     trace = generate(sc["workload"])
     a, b = run_sim(sc, trace).sim, run_stepped(sc, trace)
     assert a.passes == b.passes

@@ -6,8 +6,8 @@ import math
 import pytest
 
 import py_engine
-from py_engine import cli
-from py_engine.cost import TICKS
+from py_engine.app import cli
+from py_engine.model.cost import TICKS
 from py_engine.errors import ScenarioError
 
 # 8 and 16 slots queue requests past the TTFT limit; 64 and more stretch TPOT past its limit.
@@ -122,7 +122,7 @@ def test_slo_values_on_the_line_meet_it():
 
 def test_protocol_sweep_point_by_point_gives_the_same_verdicts():
     # The page sweeps one value per call (cancellable); each call carries the verdict and best.
-    from py_engine import protocol
+    from py_engine.app import protocol
     full = py_engine.sweep(CHAT, "slots", SLOTS, ["vllm"])
     for pt in full["points"]:
         r = protocol.handle({"method": "sweep", "params": {

@@ -120,7 +120,7 @@ export async function boot(status) {
   status('engine', 0.8, `py_engine ${eng.version}`);
   let handleJson, Job;
   try {
-    pyodide.runPython('from py_engine.protocol import handle_json as _cbx_call, Job as _cbx_job');
+    pyodide.runPython('from py_engine.app.protocol import handle_json as _cbx_call, Job as _cbx_job');
     handleJson = pyodide.globals.get('_cbx_call');
     Job = pyodide.globals.get('_cbx_job');
   } catch (e) {

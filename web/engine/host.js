@@ -107,12 +107,12 @@ export function createHost({ forwardConsole = false } = {}) {
     }
   }
 
-  // Methods that need a package beyond the engine (py_engine.protocol.PACKAGES: numpy for the
+  // Methods that need a package beyond the engine (py_engine.app.protocol.PACKAGES: numpy for the
   // calibration fit) load it from the site on first use; it is not on the start-up path.
   let packages = null;
   const loaded = new Map();
   async function needs(method) {
-    packages ??= JSON.parse(engine.pyodide.runPython('import json\nfrom py_engine.protocol import PACKAGES\njson.dumps(PACKAGES)'));
+    packages ??= JSON.parse(engine.pyodide.runPython('import json\nfrom py_engine.app.protocol import PACKAGES\njson.dumps(PACKAGES)'));
     for (const name of packages[method] || []) {
       if (!loaded.has(name)) loaded.set(name, engine.pyodide.loadPackage(name, { messageCallback: () => {}, errorCallback: (m) => console.warn(m) }));
       await loaded.get(name);

@@ -1,8 +1,8 @@
-// The engine's record layouts (py_engine/records.py, shipped in schema()) and the tables the page
+// The engine's record layouts (py_engine/sim/records.py, shipped in schema()) and the tables the page
 // reads results through. setRecords() is called once at boot with schema.records.
 //
 // A table is {$table: n, columns: {name: Float64Array | Uint8Array}}: the worker delivers a
-// result's requests, segments and passes log so (py_engine/columns.py); the build-time snapshot's
+// result's requests, segments and passes log so (py_engine/analysis/results.py); the build-time snapshot's
 // JSON rows are turned into the same tables (asTables), so every reader sees one shape.
 
 export const LAYOUTS = { request: [], segment: [], passes_log: [], phases: [] };

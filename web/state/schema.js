@@ -1,4 +1,4 @@
-// The scenario fields as the page uses them, all from the engine's schema (py_engine/fields.py):
+// The scenario fields as the page uses them, all from the engine's schema (py_engine/scenario/fields.py):
 // defaults, ranges, labels, hints, URL names, when a field exists or is worth showing. Values are
 // kept flat, keyed by the field's dotted path; nothing here names a field.
 
@@ -20,7 +20,7 @@ export function exists(f, values, fields) {
 }
 
 /** The nested value a field in an object form writes: {kind?, its form's fields}; the first form
- *  is written without "kind" (the engine's rule, py_engine/fields.py). */
+ *  is written without "kind" (the engine's rule, py_engine/scenario/fields.py). */
 function objectValue(f, fields, values) {
   const choice = values[f.path];
   const obj = f.object_choices.indexOf(choice) > 0 ? { kind: choice } : {};

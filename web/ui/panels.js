@@ -5,7 +5,7 @@ import { el } from './dom.js';
 import { fmt, fmtTime } from '../draw/format.js';
 
 // ------------------------------------------------------------------ prefill stall
-/** res: the engine's stall answer (py_engine/figures.py: stall). */
+/** res: the engine's stall answer (py_engine/app/figures.py: stall). */
 export function renderStall(container, res) {
   const a = res.unchunked, b = res.chunked;
   const max = Math.max(a.worst, b.worst, a.decode || 0);
@@ -28,7 +28,7 @@ export function renderStall(container, res) {
 }
 
 // ------------------------------------------------------------------ KV calculator
-// The form's own inputs (kv_capacity's parameters, py_engine/kv.py); GB in the form, bytes to the engine.
+// The form's own inputs (kv_capacity's parameters, py_engine/model/kv.py); GB in the form, bytes to the engine.
 const NUMBERS = ['layers', 'kv_heads', 'head_dim', 'gpu_gb', 'gpus', 'gpu_mem_utilization', 'weight_gb', 'context_len'];
 const BYTES = { gpu_gb: 'gpu_bytes', weight_gb: 'weight_bytes' };
 

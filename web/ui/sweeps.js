@@ -1,7 +1,7 @@
 // The two sweep figures, drawn from what the engine answers for each point: the speedup sweep
 // (continuous over static as one field varies) and the sizing sweep (throughput and a latency
 // metric against its SLO, with the engine's verdict per point). What is swept, at which points and
-// against which limit comes from the figure's declaration in the schema (py_engine/figures.py).
+// against which limit comes from the figure's declaration in the schema (py_engine/app/figures.py).
 
 import { lineChart } from '../draw/charts.js';
 import { theme } from '../draw/canvas-kit.js';
@@ -30,7 +30,7 @@ export function fieldWords(field) {
 }
 
 /**
- * The setting to use and why, in the engine's words (py_engine/slo.py recommend(); each point's
+ * The setting to use and why, in the engine's words (py_engine/analysis/slo.py recommend(); each point's
  * reason is the engine's own slo.why): {value, text, overloaded, load}.
  * pts: [[x, throughput, metric, meets, failing, metrics], ...]; requests: the run's size.
  */

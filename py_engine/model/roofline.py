@@ -42,10 +42,10 @@ cross), and the run's duration is a floor sum (`floor_sum`), so the engine stays
 from fractions import Fraction
 
 from . import kv
-from .deployments import GPUS, MODELS
-from .errors import ScenarioError
+from ..data.deployments import GPUS, MODELS
+from ..errors import ScenarioError
+from ..sim.exact import SUB
 
-SUB = 1000                 # sub-ticks per tick
 ACT_BYTES = 2              # activations all-reduced in 16 bits
 DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
 
@@ -67,29 +67,6 @@ FITTED = {
 FIT_OF = {"a100-80gb": "a100-80gb", "a100-40gb": "a100-80gb", "l40s-48gb": "a100-80gb",
           "l4-24gb": "a100-80gb", "rtx-4090-24gb": "a100-80gb", "h100-80gb": "h100-80gb",
           "h200-141gb": "h100-80gb", "b200-180gb": "h100-80gb"}
-
-
-def floor_sum(n, m, a, b):
-    """sum(floor((a*i + b) / m) for i in range(n)) for integers n >= 0, m >= 1, a, b >= 0, in
-    O(log) steps (the Euclid-like reduction).
-
-    >>> floor_sum(5, 3, 2, 1), sum((2 * i + 1) // 3 for i in range(5))
-    (7, 7)
-    """
-    total = 0
-    while n:
-        if a >= m:
-            total += (n - 1) * n // 2 * (a // m)
-            a %= m
-        if b >= m:
-            total += n * (b // m)
-            b %= m
-        top = a * n + b
-        if top < m:
-            break
-        n, b = divmod(top, m)
-        m, a = a, m
-    return total
 
 
 def _ps(x):

@@ -1,4 +1,4 @@
-"""Public measurements the roofline cost model is validated against (py_engine.validate).
+"""Public measurements the roofline cost model is validated against (py_engine.analysis.validate).
 
 Made by tools/measurements.py from the Splitwise artifact (Patel et al., ISCA 2024),
 github.com/Mutinifni/splitwise-sim data/perf_model.csv at commit

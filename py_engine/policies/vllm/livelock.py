@@ -6,8 +6,7 @@ ScenarioError on server.kv_tokens. Any token sampled clears the record (VLLM._pr
 
 import hashlib
 
-from ..errors import ScenarioError
-from ..kv import kv_pool
+from ...errors import ScenarioError
 
 LIVELOCK_AFTER = 256     # passes without a sampled token before states are compared
 
@@ -30,7 +29,7 @@ def check_livelock(policy, version):
         return
     cycle = sorted(policy.victims)
     raise ScenarioError(
-        "server.kv_tokens", kv_pool(policy.scenario),
+        "server.kv_tokens", policy.scenario.kv_pool,
         "enough for this trace to finish",
         "vLLM %s never finishes this trace: from pass %d its scheduler repeats a cycle of "
         "%d passes in which requests %s preempt each other and no token is produced "
@@ -38,7 +37,7 @@ def check_livelock(policy, version):
         "full-prompt admission or fcfs avoid it." % (
             version, first, sim.passes - first,
             ", ".join(map(str, cycle[:8])) + (" ..." if len(cycle) > 8 else ""),
-            kv_pool(policy.scenario), "fcfs" if policy.fcfs else "priority",
+            policy.scenario.kv_pool, "fcfs" if policy.fcfs else "priority",
             "on" if policy.full_fit else "off"))
 
 

@@ -5,7 +5,8 @@ which schedulers it runs and what it marks. `stall(scenario)` answers the prefil
 article's 268 ms vs 27.6 ms example as a real trace) for the scenario's chunk and cost model.
 """
 
-from .api import _norm, result, run_sim
+from ..api import result, run_sim
+from ..scenario.prepared import prepare
 
 # embed_height: the figure's height in px as an 820-px-wide embed (the copied iframe snippet's
 # height; the browser tests hold every embed to it, and to 520); the page also posts its height
@@ -73,7 +74,7 @@ def stall(scenario=None):
     """The prefill stall under the scenario's chunk and cost model: 15 streams decoding, then one
     4,000-token prompt joins their batch, run unchunked and chunked. The unit cost makes every pass
     cost 1, so there the article's cost model is used (and `article_cost` says so)."""
-    s = _norm(scenario)
+    s = prepare(scenario)
     sv = s["server"]
     cost = sv["cost"]
     article_cost = cost == "unit"
@@ -83,5 +84,5 @@ def stall(scenario=None):
     out = {"prompt": STALL_PROMPT, "streams": STALL_STREAMS, "chunk": chunk,
            "article_cost": article_cost}
     for name, c in (("unchunked", NO_CHUNK), ("chunked", chunk)):
-        out[name] = _pass_stats(result(run_sim(_norm(_stall_scenario(c, cost)))))
+        out[name] = _pass_stats(result(run_sim(_stall_scenario(c, cost))))
     return out

@@ -1,7 +1,7 @@
-"""The Azure LLM inference traces 2023, compact (read by py_engine/traces.py).
+"""The Azure LLM inference traces 2023, compact (read by py_engine/workload/traces.py).
 
 Microsoft Azure, github.com/Azure/AzurePublicDataset, CC BY 4.0
-(py_engine/LICENSE-CC-BY-4.0.txt). Made by tools/traces.py from the published files
+(py_engine/data/LICENSE-CC-BY-4.0.txt). Made by tools/traces.py from the published files
 (sha256 checked); changed only in form (see there). Do not edit.
 """
 

@@ -1,6 +1,6 @@
 """`python -m py_engine validate`: the roofline cost model against public measurements.
 
-Data: py_engine/measurements.py, the Splitwise paper's measured prompt (prefill) times and
+Data: py_engine/data/measurements.py, the Splitwise paper's measured prompt (prefill) times and
 per-token (decode) times of Llama-2-70B (tensor parallel 2, 4, 8) and BLOOM-176B (tp 8) on
 DGX-A100 and DGX-H100 (see that file for the source, its license and what was left out).
 
@@ -19,8 +19,9 @@ a model the fit never saw. Those fitted values are the deployments' defaults (ro
 import math
 import statistics
 
-from . import measurements
-from .roofline import FITTED, SUB, TUNABLE, Deployment, floor_sum
+from ..data import measurements
+from ..model.roofline import FITTED, TUNABLE, Deployment
+from ..sim.exact import SUB, floor_sum
 
 TRAIN_TP = (2, 8)             # Llama-2-70B at these tp: the fit; everything else: the test
 BOUNDS = {"flops_eff": (0.05, 1.0), "attn_eff": (0.01, 1.0), "bw_eff": (0.1, 1.0),

@@ -1,5 +1,5 @@
 """vLLM 0.33.0's V1 scheduler, decision for decision (vllm/v1/core/sched/scheduler.py `schedule`,
-`update_from_output`, `_preempt_request`; async_scheduler.py; the KV cache in py_engine.blocks).
+`update_from_output`, `_preempt_request`; async_scheduler.py; the KV cache in py_engine.policies.vllm.block_pool).
 
 Every step (one forward pass), with `budget = max_num_batched_tokens`, `slots = max_num_seqs` and
 `chunk = long_prefill_token_threshold`:
@@ -46,7 +46,7 @@ Event-driven: a step is planned exactly at every event; between events the same 
 one run. `horizon()` ends a run before the first step whose blocks would not fit (there a victim
 must be chosen), and after one step when the next differs (a preemption, an async hand-over, a
 waiting request whose prefix hit may grow). What a run did to the block pool is applied at once
-when it ends (py_engine.blocks: who holds which block is only observable through the free queue
+when it ends (py_engine.policies.vllm.block_pool: who holds which block is only observable through the free queue
 and the prefix cache, and no block is freed or looked up inside a run).
 
 vLLM never finishes some traces (priority scheduling on a tight pool without full-prompt
@@ -57,15 +57,16 @@ repeats with no token produced and no arrival pending) and stops with a Scenario
 import heapq
 from collections import deque
 
-from ..blocks import BlockSamples, CountingPool, PrefixCachePool, cdiv, sample_cap
-from ..core import FINAL, PAUSED, PREFILL
-from ..errors import ScenarioError
-from ..kv import kv_pool
-from ..work import BLOCK_WORK
+from ...sim.exact import cdiv
+from .block_pool import CountingPool, PrefixCachePool
+from .block_view import BlockSamples, sample_cap
+from ...sim.core import FINAL, PAUSED, PREFILL
+from ...errors import ScenarioError
+from ...sim.work import BLOCK_WORK
 
 BULK_TOKENS = 1 << 20   # tokens a run of repeated steps may add to the prefix cache at once
-from .base import Policy, register
-from .vllm_livelock import check_livelock
+from ..base import Policy, register
+from .livelock import check_livelock
 
 WAITING, RUNNING, PREEMPTED, FINISHED = 0, 1, 2, 3
 VLLM_VERSION = "0.33.0"
@@ -107,7 +108,7 @@ class VLLM(Policy):
         self.swap = sv["preemption"] == "swap"
         # ns per block each way: bytes / (GB/s) = ns; 1 tick = 1 ns when the cost unit is ms.
         self.swap_ticks = int(round(bs * sv["kv_bytes_per_token"] / sv["pcie_gb_s"]))
-        pool = kv_pool(scenario)
+        pool = scenario.kv_pool
         total = None if pool is None else pool // bs
         self.spans = shared_spans(trace, bs) if trace is not None else [None] * n
         self.prefix_caching = sv["enable_prefix_caching"]
@@ -153,7 +154,7 @@ class VLLM(Policy):
     def check(cls, scenario, trace):
         """A request whose prompt + out - 1 tokens exceed the pool could never finish."""
         sv = scenario["server"]
-        kv_tokens, bs = kv_pool(scenario), sv["block_size"]
+        kv_tokens, bs = scenario.kv_pool, sv["block_size"]
         if kv_tokens is None:
             return
         _, prompt, out = trace[:3]
@@ -168,7 +169,7 @@ class VLLM(Policy):
     # ------------------------------------------------------------ the core's hooks
     def schedule(self):
         sim = self.sim
-        # work (py_engine/work.py): _plan and _apply walk the running list; the pool counts the
+        # work (py_engine/sim/work.py): _plan and _apply walk the running list; the pool counts the
         # blocks it touched since the last call
         pool = self.pool
         sim.work += len(self.running) + BLOCK_WORK * (pool.ops - self.pool_ops)
@@ -248,7 +249,7 @@ class VLLM(Policy):
         return {"swap_out_blocks": self.swap_out_blocks, "swap_in_blocks": self.swap_in_blocks,
                 "swap_ms": (self.swap_out_blocks + self.swap_in_blocks) * self.swap_ticks / 1e6,
                 "recomputed_tokens": self.recomputed, "prefix_cache": pc,
-                "prefix_hit_rate": pc["hit_rate"], "kv_pool_tokens": kv_pool(self.scenario)}
+                "prefix_hit_rate": pc["hit_rate"], "kv_pool_tokens": self.scenario.kv_pool}
 
     # ------------------------------------------------------------ arrivals
     def _release(self, visible):

@@ -29,11 +29,11 @@ import time
 from array import array
 from collections import deque
 
-from .errors import EngineError
+from ..errors import EngineError
 from .phases import (DECODE, FINAL, HOLD, PAUSED, PREFILL, SLOT_BITS, SLOT_KEY,  # noqa: F401
                      SLOT_MASK, Phases, Resident)
 from .recorder import Recorder
-from .roofline import SUB, floor_sum
+from .exact import SUB, floor_sum
 from .work import EVENT_WORK, WorkCapExceeded
 
 CHECK_WORK = 2560   # work units (work.py) between checks of the cap and the deadline: ~3 ms

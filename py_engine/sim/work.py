@@ -15,7 +15,7 @@ ESTIMATE_MIN of the requests finished: until then the run goes on). Either way t
 how far the run got, what to lower, and how to run it natively without the cap (`--max-work 0`).
 """
 
-from .errors import ScenarioError
+from ..errors import ScenarioError
 
 EVENT_WORK = 10
 BLOCK_WORK = 3

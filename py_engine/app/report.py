@@ -4,8 +4,8 @@ Scenario fields are read from the field table and metrics by their result paths,
 names no scenario field itself.
 """
 
-from . import fields
-from .cost import cost_unit
+from ..scenario import fields
+from ..model.cost import cost_unit
 
 
 def fmt(x, digits=3):
@@ -141,7 +141,7 @@ def checks(r):
 
 
 def kv_presets(p):
-    from .kv import kv_bytes_per_token
+    from ..model.kv import kv_bytes_per_token
     lines = ["%-14s %-18s %7s %8s %8s %16s %12s" % ("model", "", "layers", "kv_heads", "head_dim",
                                                      "params", "KV B/token")]
     for k, m in p["models"].items():

@@ -4,7 +4,7 @@
     azure-conv-2023   a conversation service: 19,366 requests in about an hour
 
 Microsoft Azure, github.com/Azure/AzurePublicDataset (data/), Creative Commons Attribution 4.0
-International (py_engine/LICENSE-CC-BY-4.0.txt). The dataset asks users to cite: Patel et al.,
+International (py_engine/data/LICENSE-CC-BY-4.0.txt). The dataset asks users to cite: Patel et al.,
 "Splitwise: Efficient generative LLM inference using phase splitting", ISCA 2024. Anything that
 shows or ships a run of them carries `credit()`, which also says how the data was changed.
 
@@ -19,7 +19,7 @@ import gzip
 import json
 import random
 
-from .errors import ScenarioError
+from ..errors import ScenarioError
 
 NAMES = ("azure-code-2023", "azure-conv-2023")
 LABELS = {"azure-code-2023": "Azure LLM inference trace 2023, code",
@@ -31,7 +31,7 @@ def columns(name):
     """{"arrive_100ns", "prompt", "out"} of a whole trace (decoded once)."""
     got = _cache.get(name)
     if got is None:
-        from .trace_data import TRACES
+        from ..data.trace_data import TRACES
         got = _cache[name] = json.loads(gzip.decompress(base64.b64decode("".join(TRACES[name]))))
     return got
 

@@ -28,13 +28,13 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .errors import ScenarioError
+from ..errors import ScenarioError
 
 # Bytes per element. fp8 = e4m3/e5m2, as vLLM's kv_cache_dtype="fp8".
 DTYPES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 
 # Model and GPU presets (shapes from each config.json, GPU figures from the datasheets), cited there.
-from .deployments import GPUS, MODELS  # noqa: E402
+from ..data.deployments import GPUS, MODELS  # noqa: E402
 
 # The article's worked example (Llama-3-8B bf16 on an 80 GB card, 92% memory, 16 GB of weights).
 ARTICLE = dict(layers=32, kv_heads=8, head_dim=128, dtype="bf16", gpu_bytes=80_000_000_000,
@@ -220,10 +220,3 @@ def kv_from_params(params):
     if not params:
         params = ARTICLE   # nothing asked: the article's worked example
     return kv_capacity(**params)
-
-
-def kv_pool(scenario):
-    """A normalised scenario's usable KV pool in tokens (None = unlimited), kv_tokens = auto
-    resolved (scenario.normalize sized it from the roofline deployment with kv_capacity)."""
-    kv = scenario["server"]["kv_tokens"]
-    return scenario["_kv_pool"] if kv == "auto" else kv

@@ -11,9 +11,10 @@ import csv
 import json
 import sys
 
-from . import fields, report
-from .errors import ScenarioError
-from .work import WORK_CAP
+from ..scenario import fields
+from . import report
+from ..errors import ScenarioError
+from ..sim.work import WORK_CAP
 
 
 class _Parser(argparse.ArgumentParser):
@@ -111,7 +112,7 @@ def scenario_from_args(args):
             raise ScenarioError("scenario", src[:40], "a JSON object",
                                 "scenario %s: must hold a JSON object, not %s"
                                 % (src[:40], type(sc).__name__ if sc is not None else "null"))
-    from .api import set_field
+    from ..api import set_field
     trace = fields.BY_PATH["workload.trace.name"]
     for f in CLI_FIELDS:
         v = getattr(args, f.flag.replace("-", "_"), None)
@@ -128,7 +129,7 @@ def scenario_from_args(args):
 
 
 def _kv_cmd(args):
-    from . import kv
+    from ..model import kv
     if args.presets:
         p = kv.presets()
         print(json.dumps(p, indent=1) if args.json else report.kv_presets(p))
@@ -141,7 +142,7 @@ def _kv_cmd(args):
 
 
 def _parser():
-    from .kv import KV_PARAMS
+    from ..model.kv import KV_PARAMS
     p = _Parser(prog="python -m py_engine", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
 
@@ -154,7 +155,7 @@ def _parser():
                             help="%s (%s)" % (f.path, f.description))
         sp.add_argument("--json", action="store_true", help="print the full JSON result")
         sp.add_argument("--max-work", type=_work_cap, default=WORK_CAP, metavar="N",
-                        help="stop a run after N units of work (py_engine/work.py; default "
+                        help="stop a run after N units of work (py_engine/sim/work.py; default "
                              "{:,}, about 20 s of CPU; 0 = no cap)".format(WORK_CAP))
         return sp
 
@@ -185,22 +186,22 @@ def _parser():
 
 def main(argv=None):
     args = _parser().parse_args(argv)
-    from . import api
+    from .. import api
     try:
         if args.cmd == "validate":
-            from . import validate
+            from ..analysis import validate
             r = validate.run()
             print(json.dumps(r, indent=1) if args.json else validate.report(r))
             return 0
         if args.cmd == "check":
-            from .verify import check
+            from ..verify import check
             r = check.run(quick=not args.full)
             print(json.dumps(r, indent=1) if args.json else report.checks(r))
             return 1 if r["failed"] else 0
         if args.cmd == "kv":
             return _kv_cmd(args)
         if args.cmd == "bench":
-            from . import bench
+            from .. import bench
             bench.main(quick=args.quick)
             return 0
         sc = scenario_from_args(args)

@@ -81,12 +81,3 @@ def layouts():
         return [{"name": n, "unit": u, "description": t} for n, u, t in layout]
     return {"request": d(REQUEST), "segment": d(SEGMENT), "phases": list(PHASES),
             "passes_log": d(PASSES_LOG), "kv_sample": d(KV_SAMPLE), "kv_holder": d(KV_HOLDER)}
-
-
-def schedulers():
-    """[{name, label, summary, base}] of every registered policy, in display order. The base
-    schedulers are always compared (the speedup is static over continuous); the others are lanes a
-    reader adds (URL `<name>=1`)."""
-    from .policies import REGISTRY, scheduler_names
-    return [{"name": n, "label": REGISTRY[n].label, "summary": REGISTRY[n].summary,
-             "base": REGISTRY[n].base} for n in scheduler_names()]

@@ -44,7 +44,7 @@ def presets():
 
 def _lanes(scenario):
     """The base pair, plus the scenario's own scheduler when it is not one of them."""
-    from .policies import REGISTRY
+    from ..policies import REGISTRY
     base = [n for n in sorted(REGISTRY, key=lambda n: REGISTRY[n].order) if REGISTRY[n].base]
     own = scenario.get("scheduler")
     return base + ([own] if own and own not in base else [])
@@ -52,7 +52,7 @@ def _lanes(scenario):
 
 # Story mode: the article's argument as steps a lecturer walks through (PageDown / PageUp) and a
 # blogger can embed (?embed=story&story=N). Each step is a scenario like a preset, plus what to
-# look at: `highlight` names a figure (py_engine.figures.FIGURES) and `focus` a part of it (a
+# look at: `highlight` names a figure (py_engine.app.figures.FIGURES) and `focus` a part of it (a
 # lane's scheduler, or "blocks": the block view of the paged KV pool under the vllm lane).
 STORY = [
     {"title": "Static batching holds its slots",

@@ -28,8 +28,8 @@ import math
 from bisect import bisect_right
 from fractions import Fraction
 
-from .cost import TICKS, to_ticks
-from .roofline import SUB, floor_sum
+from ..model.cost import TICKS, to_ticks
+from ..sim.exact import SUB, floor_sum
 
 PCTS = (50, 95, 99)
 

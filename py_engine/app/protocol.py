@@ -7,7 +7,7 @@ response {"ok": true, "result": ...} or
                                  "allowed", "message"}}
 params: simulate {"scenario"}, compare {"scenario", "schedulers"?}, sweep {"scenario", "param",
 "values", "schedulers"?}, stall {"scenario"} (figures.stall), check {"quick"?: bool}, schema {},
-presets {}, story {} (presets.STORY), kv {...} (py_engine.kv), calibrate {"csv"}.
+presets {}, story {} (presets.STORY), kv {...} (py_engine.model.kv), calibrate {"csv"}.
 Floats that are not finite never leave: they become null.
 
 Three doors to the same answers:
@@ -15,7 +15,7 @@ Three doors to the same answers:
 - `handle_json(text)`: JSON text on both sides.
 - `Job(text, slice_s)`: the Web Worker's door. `job.step()` works for at most about slice_s
   seconds and returns None while the work goes on, then (json_text, buffers): the response with
-  every table of a result as typed columns (columns.py) whose bytes are in `buffers`, each table
+  every table of a result as typed columns (analysis/results.py) whose bytes are in `buffers`, each table
   column replaced by {"$buf": i, "type": "f64" | "u8"}. Between steps the worker reads its
   messages, so a job can be cancelled (it is simply not stepped again).
 """
@@ -24,16 +24,18 @@ import json
 import math
 from array import array
 
-from . import api, columns, figures
-from .errors import ScenarioError, show
-from .presets import presets, story
-from .scenario import schema
+from .. import api
+from ..analysis import results
+from ..errors import ScenarioError, show
+from ..scenario.presets import presets, story
+from . import figures
+from .schema import schema
 
 DEFAULT_SCHEDULERS = ("static", "continuous")
 
 
 def _check(params, slice_s, fmt):
-    from .verify import check
+    from ..verify import check
     quick = params.get("quick", True)
     if not isinstance(quick, bool):
         raise ScenarioError("params.quick", quick, "true or false")
@@ -51,7 +53,7 @@ def _now(fn):
 def _kv(params):
     """The KV calculator; for a preset model on a preset GPU also what its passes cost under the
     roofline (the deployment panel)."""
-    from . import kv, roofline
+    from ..model import kv, roofline
     r = kv.kv_from_params(params)
     if r.get("model") and r.get("gpu") and r.get("fits"):
         try:
@@ -63,7 +65,7 @@ def _kv(params):
 
 
 def _calibrate(params):
-    from . import calibrate
+    from ..analysis import calibrate
     return calibrate.fit(params.get("csv"))
 
 
@@ -195,7 +197,7 @@ class Job:
     def __init__(self, text, slice_s=0.03):
         request, error = _parse(text)
         self._done = (_dumps(error), []) if error else None
-        self._steps = None if error else _respond(request, slice_s, columns.result)
+        self._steps = None if error else _respond(request, slice_s, results.columns)
 
     def step(self):
         if self._done is not None:

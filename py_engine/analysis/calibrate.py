@@ -22,7 +22,7 @@ import csv
 import io
 import statistics
 
-from .errors import ScenarioError
+from ..errors import ScenarioError
 
 STEP = ("rows", "prefill_tokens", "context_tokens", "step_ms")
 SERVED = ("batch", "prompt", "ttft_ms", "tpot_ms")

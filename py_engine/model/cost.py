@@ -14,7 +14,7 @@ engine uses `Cost`, the same model in ticks.
 267600000
 """
 
-from .errors import ScenarioError
+from ..errors import ScenarioError
 
 TICKS = 1_000_000  # ticks per cost unit
 
@@ -72,9 +72,9 @@ class Cost:
 
     @classmethod
     def from_scenario(cls, scenario):
-        t = scenario["_ticks"]
-        return cls(t["fixed"], t["per_row"], t["per_prefill_token"],
-                   scenario.get("_deployment"))
+        """From a prepared scenario (scenario/prepared.py)."""
+        t = scenario.ticks
+        return cls(t.fixed, t.per_row, t.per_prefill_token, scenario.deployment)
 
     def pass_ticks(self, rows, prefill_tokens):
         return self.fixed + self.per_row * rows + self.per_token * prefill_tokens

@@ -1,11 +1,9 @@
 """Validation at the edge: one untrusted dict in, one normalised scenario out (or ScenarioError).
 
 `normalize(raw)` walks the field table (`fields.py`) and returns a fresh dict with every default
-filled in; the core never re-checks. `schema()` ships the same table (plus the result record layouts
-and the schedulers) to the page, which builds its controls, URL codec and messages from it.
-
-Integer clock: `normalize` also returns the private key "_ticks" (the cost coefficients rounded to
-integer ticks once, see cost.py); `public(scenario)` strips it for output.
+filled in: plain JSON, what a result echoes as its "scenario". `prepared.prepare` adds what the
+engine derives from it (the cost in integer ticks, the deployment, the KV pool) as a typed
+`Scenario`; the core never re-checks. `app/schema.py` ships the same table to the page.
 
 Caps (documented limits, each with a clear message): requests <= 1,000,000 (generated or explicit),
 output_mean <= 100,000, prompt_mean <= 1,000,000, per-request prompt <= 10,000,000 and out <=
@@ -16,10 +14,10 @@ they carry (api.RESULT_CAPS) so a huge run cannot produce a huge JSON document.
 import math
 
 from . import fields as F
-from . import records
-from .cost import coefficients, ticks_of
-from .errors import ScenarioError
-from .policies import scheduler_names
+from ..data import deployments
+from ..errors import ScenarioError
+from ..policies import scheduler_names
+from ..workload import traces
 
 _OBJECTS = F.objects()
 _ALIASES = {}                       # object path -> {alias: field}
@@ -40,7 +38,6 @@ def choices(field):
     if field.choices == "schedulers":
         return scheduler_names()
     if field.choices in ("models", "gpus"):
-        from . import deployments
         return list(deployments.MODELS if field.choices == "models" else deployments.GPUS)
     return field.choices
 
@@ -73,21 +70,6 @@ def allowed_text(field):
     else:
         raise AssertionError(t)
     return text + " (or null)" if field.nullable else text
-
-
-def schema():
-    """The page's view of the engine: every field, the groups, record layouts and schedulers."""
-    out = []
-    for f in F.FIELDS:
-        d = {k: getattr(f, k) for k in F.Field.__slots__}
-        d["choices"] = choices(f)
-        d["allowed"] = allowed_text(f)
-        out.append(d)
-    from .figures import FIGURES
-    return {"fields": out, "groups": dict(F.GROUPS), "records": records.layouts(),
-            "schedulers": records.schedulers(), "figures": FIGURES,
-            "items": [{"name": f.path, "type": f.type, "min": f.min, "max": f.max,
-                       "description": f.description} for f in F.ITEM_FIELDS]}
 
 
 # ---------------------------------------------------------------- primitive checks
@@ -283,45 +265,6 @@ def normalize(raw):
     if wl["items"] is not None:
         wl["requests"] = len(wl["items"])
     elif wl["trace"]["name"] != "none":
-        from . import traces
         traces.check(wl["trace"])
         wl["requests"] = wl["trace"]["count"]
-    sv = out["server"]
-    cost = sv["cost"]
-    if isinstance(cost, dict) and cost.get("kind") == "roofline":
-        from . import roofline
-        out["_deployment"] = roofline.from_cost(cost)
-        out["_ticks"] = {"fixed": 0, "per_row": 0, "per_prefill_token": 0}
-    else:
-        out["_ticks"] = ticks_of(coefficients(cost))
-        if isinstance(cost, dict):
-            from . import roofline
-            line = roofline.context_cost(cost, out["_ticks"])
-            if line is not None:
-                out["_deployment"] = line
-    if sv["kv_tokens"] == "auto":
-        out["_kv_pool"] = _auto_pool(sv)
     return out
-
-
-def _auto_pool(sv):
-    """kv_tokens = auto: the deployment's KV pool (kv.kv_capacity), or a clear error."""
-    cost = sv["cost"]
-    if not (isinstance(cost, dict) and cost.get("kind") == "roofline"):
-        raise ScenarioError("server.kv_tokens", "auto", "an integer, or null; auto needs a "
-                            "roofline cost model (a deployment to size the pool from)")
-    from . import roofline
-    r = roofline.kv_pool_tokens(cost, cost["gpu_memory_utilization"])
-    if r["tokens"] < sv["block_size"]:
-        need = -(-r["weight_bytes"] // int(r["gpu_bytes"] * cost["gpu_memory_utilization"]))
-        raise ScenarioError("server.cost.tp", cost["tp"],
-                            "at least %d: %s's weights (%.0f GB) leave no KV pool on %d GPU%s"
-                            % (need + 1, cost["model"], r["weight_bytes"] / 1e9, cost["tp"],
-                               "" if cost["tp"] == 1 else "s"))
-    return r["tokens"]
-
-
-
-def public(scenario):
-    """The normalised scenario without private keys (for results)."""
-    return {k: v for k, v in scenario.items() if not k.startswith("_")}

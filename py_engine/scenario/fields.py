@@ -20,10 +20,11 @@ the whole range). `page_max`: a tighter bound for runs in the browser (bigger on
 working); giving both is an error.
 """
 
+from ..workload.generator import MAX_ARRIVE
+
 MAX_REQUESTS = 1_000_000
 MAX_ITEM_PROMPT = 10_000_000
 MAX_ITEM_OUT = 1_000_000
-MAX_ARRIVE = 1e9            # cost units (ms, or passes under the unit cost)
 PAGE_MAX_REQUESTS = 20_000
 
 GROUPS = {"scheduler": "Scheduler", "workload": "Workload", "server": "Server",

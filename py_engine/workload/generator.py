@@ -45,16 +45,16 @@ Arrivals (in ticks; 1 tick = 1e-6 of the cost unit):
 - gap(every): request i at round(i * (every * 1e6)) ticks.
 - poisson(rate req/s): the first request at 0, then gaps round(e_i * (1000 / rate * 1e6)) ticks
   (the unit is ms; under the `unit` cost one pass counts as 1 ms, so rate is per 1000 passes).
-The last generated arrival must come by fields.MAX_ARRIVE, the bound on explicit items.
+The last generated arrival must come by MAX_ARRIVE, the bound on explicit items too (scenario/fields.py).
 """
 
 import math
 import random
 
-from .cost import TICKS, to_ticks
-from .errors import ScenarioError
-from .fields import MAX_ARRIVE
+from ..model.cost import TICKS, to_ticks
+from ..errors import ScenarioError
 
+MAX_ARRIVE = 1e9            # cost units (ms, or passes under the unit cost)
 P_LONG = 0.15
 CAP = 3.0
 

@@ -1,0 +1,103 @@
+"""A finished run as a document: the metrics, and the requests, segments and passes log, either as
+rows of JSON (`result`: the API, the CLI) or as typed columns (`columns`: the page's worker, where
+they cross into JavaScript as typed arrays with no JSON encoding or parsing). Both come from the
+same derivations below; layouts: sim/records.py.
+
+    columns: doc["requests"] = {"$table": n, "columns": {name: array, ...}}   (records.REQUEST order)
+
+Result caps (so a huge run cannot produce a huge document): `requests` lists at most
+RESULT_CAPS["requests"] records, `segments` at most RESULT_CAPS["segments"] and `passes_log` at most
+RESULT_CAPS["passes_log"] runs; metrics always cover the whole run. result["truncated"] says which
+lists were cut ({"requests": bool, "segments": bool, "passes_log": bool}).
+"""
+
+from array import array
+
+from ..model.cost import TICKS, cost_unit
+from ..sim import records
+from ..workload.traces import credit
+from . import metrics
+
+RESULT_CAPS = {"requests": 100_000, "segments": 250_000, "passes_log": 250_000}
+PHASE_CODE = {p: i for i, p in enumerate(records.PHASES)}
+TIME_COLUMNS = ("cost", "start", "cost_last")     # passes log columns in ticks -> the cost unit
+
+
+def request_columns(sim, n):
+    """The first n requests' records as columns (layout records.REQUEST), Python numbers."""
+    arrive, out = sim.arrive[:n], sim.out[:n]
+    ft, dt, lt = sim.first_tick[:n], sim.done_tick[:n], sim.last_tick[:n]
+    ms = lambda ticks: [t / TICKS for t in ticks]  # noqa: E731
+    cols = {
+        "id": list(range(n)), "arrive": ms(arrive), "prompt": list(sim.prompt[:n]),
+        "out": list(out), "admit": ms(sim.admit_tick[:n]), "first_token": ms(ft),
+        "last_token": ms(lt), "done": ms(dt),
+        "admit_pass": list(sim.admit_pass[:n]), "first_token_pass": list(sim.first_pass[:n]),
+        "done_pass": list(sim.done_pass[:n]),
+        "ttft": [(f - a) / TICKS for f, a in zip(ft, arrive)],
+        "tpot": [0.0 if o == 1 else (t - f) / (o - 1) / TICKS for f, t, o in zip(ft, lt, out)],
+        "e2e": [(d - a) / TICKS for d, a in zip(dt, arrive)],
+        "preemptions": list(sim.preemptions[:n]), "cached_tokens": list(sim.cached_tokens[:n]),
+    }
+    assert list(cols) == records.names(records.REQUEST)
+    return cols
+
+
+def passes_log_columns(rec):
+    """The passes log as columns (layout records.PASSES_LOG), times in the cost unit."""
+    log = rec.log
+    return {k: [c / TICKS for c in log[k]] if k in TIME_COLUMNS else list(log[k])
+            for k in records.names(records.PASSES_LOG)}
+
+
+def result_meta(run, n):
+    """Everything of a result but its three tables: scheduler, scenario, credit, metrics,
+    truncated, unit, kv_blocks."""
+    sim, scenario, rec = run.sim, run.scenario, run.sim.rec
+    m = metrics.compute(sim, scenario)
+    m.update(run.policy.extra_metrics())
+    return {
+        "scheduler": scenario["scheduler"],
+        "scenario": dict(scenario.doc),
+        "credit": credit(scenario["workload"]),    # a production trace's attribution, or None
+        "metrics": m,
+        "truncated": {"requests": sim.n > n, "segments": rec.seg_truncated,
+                      "passes_log": rec.log_truncated},
+        "unit": cost_unit(scenario),
+        "kv_blocks": run.policy.block_view(),   # the paged pool over the run (vllm), or None
+    }
+
+
+def result(run):
+    """A finished Run -> the result document: scheduler, scenario, requests (rows), metrics,
+    segments, passes_log, truncated, unit."""
+    sim = run.sim
+    n = min(sim.n, RESULT_CAPS["requests"])
+    doc = result_meta(run, n)
+    cols = request_columns(sim, n)
+    names = list(cols)
+    doc["requests"] = [dict(zip(names, row)) for row in zip(*cols.values())]
+    doc["segments"] = [list(s) for s in sim.rec.segments]
+    doc["passes_log"] = passes_log_columns(sim.rec)
+    return doc
+
+
+def _table(n, columns):
+    return {"$table": n, "columns": columns}
+
+
+def columns(run):
+    """A finished Run -> the same document with typed columns (see the module docstring)."""
+    sim = run.sim
+    n = min(sim.n, RESULT_CAPS["requests"])
+    doc = result_meta(run, n)
+    doc["requests"] = _table(n, {k: array("d", v) for k, v in request_columns(sim, n).items()})
+    segs = sim.rec.segments
+    slot, rid, phase, first, last = (list(c) for c in zip(*segs)) if segs else ([],) * 5
+    doc["segments"] = _table(len(segs), {
+        "slot": array("d", slot), "request": array("d", rid),
+        "phase": array("B", [PHASE_CODE[p] for p in phase]),
+        "first_pass": array("d", first), "last_pass": array("d", last)})
+    log = passes_log_columns(sim.rec)
+    doc["passes_log"] = _table(len(log["count"]), {k: array("d", v) for k, v in log.items()})
+    return doc
