@@ -94,7 +94,7 @@ def parse(text):
 def fit(text):
     """-> {"cost": the custom cost model, "error": {"median_ape", "worst_ape", "r2"}, "points",
     "form", "dropped": terms fixed at 0}."""
-    import numpy as np
+    import numpy as np   # optional extra (pyproject: calibrate), imported only by a fit
     points, form = parse(text)
     X = np.array([[1.0, r, p, c] for r, p, c, _ in points])
     y = np.array([ms for *_, ms in points])
