@@ -25,6 +25,15 @@ class ScenarioError(ValueError):
                 "allowed": self.allowed, "message": self.message}
 
 
+class PolicyError(ScenarioError):
+    """A scheduling policy's decision broke a rule of the core ("admit: no free slot"): refused
+    before it changed anything (sim/verbs.py). Bad input when the policy is the user's own code."""
+
+    def __init__(self, verb, rule):
+        super().__init__("scheduler", verb, "a decision the core allows", "%s: %s" % (verb, rule))
+        self.verb, self.rule = verb, rule
+
+
 class EngineError(RuntimeError):
     """An internal inconsistency (a bug or a stalled policy), reported as data by the protocol."""
 

@@ -1,49 +1,42 @@
 """The policy interface: a scheduler is one class with a few hooks, registered by name.
 
-The core (`py_engine.sim.core.Sim`) owns the clock, the slots, the per-resident phases (prefill chunks,
-the final chunk that emits a token, decode, held padding) and retirement; what the run records lives
-in `py_engine.sim.recorder`. A policy only decides *who is resident and how big their prefill chunks
-are*; the core then runs the longest stretch of identical passes and calls the policy again at the
-next event.
+The core (`sim/core.py`) owns the clock, the slots, the per-resident phases (prefill chunks, the
+final chunk that emits a token, decode, held padding) and retirement. A policy only decides *who
+is resident and how big their prefill chunks are*; the core then runs the longest stretch of
+identical passes and calls the policy again at the next event. What a policy may read and the
+verbs it acts by are `self.sim`, a SimView (sim/view.py: every name, what it means); the core
+checks every verb and refuses a bad decision with a PolicyError naming the rule. A policy never
+assigns to the simulation (tests/engine/test_layers.py holds every policy to that).
 
-Every hook a policy may use is declared below with its default:
+The hooks, each with its default below:
 
     check(scenario, trace)  (classmethod) Before anything runs: raise ScenarioError for an input
                      this policy cannot serve (vllm: a request bigger than the whole KV pool).
-    schedule()       Shape the batch for the next run: admit from `sim.waiting` (FCFS deque of
-                     arrived request ids; `popleft()` then `sim.admit(rid, chunk, prefill=None,
-                     hold_until=0)`), evict (`sim.evict(slot)` -> rid, then e.g.
-                     `sim.waiting.appendleft(rid)`), change chunk sizes (`sim.set_chunk(slot, c)`),
-                     add a one-pass cost (`sim.add_cost(ticks)`, e.g. a swap transfer), or run no
-                     pass and jump the clock (`sim.wait_until(tick)`). Doing nothing is fine: the
-                     batch runs on.
+    schedule()       Shape the batch for the next run: admit from `sim.waiting` (`popleft()`
+                     then `sim.admit(rid, self.chunk)`), evict, pause, change chunk sizes, add a
+                     one-pass cost, or run no pass and jump the clock (`sim.wait_until(tick)`).
+                     Doing nothing is fine: the batch runs on.
     horizon()        Max passes the batch may run unchanged for policy reasons (e.g. until the KV
                      pool overflows), or None. The core already stops at every phase end.
     wants_arrivals() True if an arrival during the run could be admitted (e.g. a slot is free):
                      the core then cuts the run at the first pass starting at/after the next arrival.
     extra_metrics()  Counters of this policy merged into the result's metrics (vllm: swap and
                      recompute totals); {} by default.
-    block_view()     The paged pool sampled over the run (vllm: blocks.BlockSamples), for the
+    block_view()     The paged pool sampled over the run (vllm: block_view.BlockSamples), for the
                      result's kv_blocks; None by default.
     kv_after(k)      KV tokens in use after the k passes just run, when the policy keeps its own
                      account (vllm: tokens in allocated blocks, shared blocks once); None: the
                      residents' prefilled + emitted tokens.
 
+Work: a policy whose decisions walk more than a constant number of items per event counts that
+walk with `sim.count_work(units)` (sim/work.py), so the work cap bounds it.
+
 Class attributes: `label` and `summary` (the page's lane title and subtitle), `order` (display
 order among schedulers), `base` (always compared on the page; other schedulers are lanes a reader
-adds). `name` is set by @register.
+adds). `name` is set by @register. The scenario is `self.scenario` (scenario/prepared.py: index it
+like its JSON), the trace `self.trace`, the scenario's chunk `self.chunk`.
 
-State a policy may read: sim.now, sim.passes, sim.slots, sim.free (free slot numbers), sim.res[slot]
-(Resident or None; .rid, .phase in core.PREFILL/FINAL/DECODE/HOLD/PAUSED, .chunk), sim.n_resident,
-sim.arrive/prompt/out (per request id, ticks/tokens), sim.emitted[rid] (exact for non-decoding
-residents), sim.resident_kv(slot), sim.kv (KV tokens over residents), sim.next_arrival (first
-request not yet arrived), sim.cost (Cost in ticks); the scenario is self.scenario.
-
-More batch-shaping calls: `sim.pause(slot)` keeps a resident's slot and KV but leaves it out of the
-next passes (no row, no tokens; its slot-steps count as idle), `sim.unpause(slot, chunk)` puts it
-back (a decode continues, its TBT gap measured from its last token).
-
-Preemption: `sim.evict(slot)` drops the resident (its KV leaves `sim.kv`; `preemptions[rid]` += 1);
+Preemption: `sim.evict(slot)` drops the resident (its KV leaves `sim.kv`; its preemptions + 1);
 tokens already emitted stay emitted. Re-admit with `prefill=prompt + emitted` (recompute) or
 `prefill=0, kv0=prompt + emitted` (swap resume; add the transfer with `add_cost`). The first token
 after a resume is counted as a TBT gap from the request's previous token; a request's first token is
@@ -52,6 +45,8 @@ never re-emitted.
 Determinism: no policy may use randomness or wall-clock time; ties go to the lowest slot / the
 earliest request id (sim.free is a min-heap; waiting is FCFS).
 """
+
+from ..sim.view import SimView, as_view
 
 
 class Policy:
@@ -62,7 +57,7 @@ class Policy:
     base = False   # True: always on the page's comparison (static, continuous)
 
     def __init__(self, sim, scenario, trace=None):
-        self.sim = sim
+        self.sim: SimView = as_view(sim)
         self.scenario = scenario
         self.trace = trace      # the workload.Trace (per-request prefix ids, priorities)
         self.chunk = scenario["server"]["chunk"]

@@ -29,11 +29,11 @@ import time
 from array import array
 from collections import deque
 
-from ..errors import EngineError
-from .phases import (DECODE, FINAL, HOLD, PAUSED, PREFILL, SLOT_BITS, SLOT_KEY,  # noqa: F401
-                     SLOT_MASK, Phases, Resident)
-from .recorder import Recorder
+from ..errors import EngineError, PolicyError
 from .exact import SUB, floor_sum
+from .phases import DECODE, FINAL, HOLD, PAUSED, PREFILL, SLOT_BITS, SLOT_KEY, SLOT_MASK  # noqa: F401
+from .recorder import Recorder
+from .verbs import Verbs
 from .work import EVENT_WORK, WorkCapExceeded
 
 CHECK_WORK = 2560   # work units (work.py) between checks of the cap and the deadline: ~3 ms
@@ -56,8 +56,15 @@ def _first_pass_at(dt, K, a, b, k):
     return hi
 
 
-class Sim(Phases):
-    """State of one simulation. Policies read it and act on it through the methods below."""
+class Sim(Verbs):
+    """State of one simulation. A policy sees it through a SimView (view.py) and acts by the
+    verbs (verbs.py); the loop (`run`) is four stages: release arrivals, let the policy decide,
+    find the run's length, execute it and end the phases that end with it."""
+
+    # the two commonest phase ends inlined in _end_phases (a last chunk followed by decoding, a
+    # last token with no hold); False runs every phase end through Phases._transition, the plain
+    # path the inlined one is tested against (tests/engine/test_core_mechanics.py)
+    inline_transitions = True
 
     def __init__(self, trace, slots, cost, seg_cap=None, log_cap=None):
         arrive, prompt, out = trace
@@ -106,133 +113,8 @@ class Sim(Phases):
         self.emitted = array("q", [0] * n)
         self.preemptions = array("q", [0] * n)
         self.cached_tokens = array("q", [0] * n)   # prompt tokens a prefix cache served
+        self.in_slot = bytearray(n)     # 1 while the request holds a slot (admit's check)
         self.rec = Recorder(seg_cap, log_cap)   # segments, passes log, TBT gaps
-
-    # ------------------------------------------------------------ policy API
-    def admit(self, rid, chunk, prefill=None, hold_until=0, kv0=0):
-        """Place request `rid` (already taken from `waiting` by the caller) in the lowest free slot.
-
-        chunk: prompt tokens per pass while prefilling.
-        prefill: tokens to process before its next token (default: its prompt; static passes the
-            group's padded prompt; a recompute resume passes prompt + emitted; a swap resume 0).
-        hold_until: absolute pass until which the slot stays held after the last token (static).
-        kv0: KV tokens it brings back (a swap resume: prompt + emitted); its KV is then
-            kv0 + prefill tokens processed + tokens emitted since this admission.
-        Returns the slot.
-        """
-        slot = heapq.heappop(self.free)
-        r = Resident()
-        r.slot, r.chunk, r.hold_until, r.kv0 = slot, chunk, hold_until, kv0
-        r.pf_done, r.dec_at, r.label = 0, -1, None
-        if rid < 0:
-            r.rid, r.ghost, r.out_left, r.resumed, r.emit0 = -1, True, 0, False, 0
-            r.pf_left = prefill
-        else:
-            e = self.emitted[rid]
-            r.rid, r.ghost, r.out_left, r.resumed, r.emit0 = rid, False, self.out[rid] - e, e > 0, e
-            r.pf_left = self.prompt[rid] if prefill is None else prefill
-            if self.admit_pass[rid] < 0:
-                self.admit_pass[rid] = self.passes + 1
-                self.admit_tick[rid] = self.now
-        self.kv += kv0
-        self.res[slot] = r
-        self.n_resident += 1
-        self.rows += 1
-        pf = r.pf_left
-        if 0 < pf <= chunk and not r.resumed and rid >= 0:  # fast path: straight to the last chunk
-            r.pf_at = passes = self.passes
-            r.phase = FINAL
-            r.target = passes + 1
-            self._finals.append(r)
-            r.label = "useful"
-            r.seg_start = passes + 1
-            self.ptoks += pf
-            self.n_useful += 1
-        else:
-            self._enter_prefill(r)
-        return slot
-
-    def admit_ghost(self, chunk, prefill, hold_until):
-        """An empty row of a static group: costs like a member, counted as padding."""
-        return self.admit(-1, chunk, prefill, hold_until)
-
-    def set_chunk(self, slot, chunk):
-        """Change a prefilling resident's tokens per pass (takes effect from the next pass)."""
-        r = self.res[slot]
-        if r.phase == PREFILL:
-            self._unaggregate(r)
-            self._prefill_progress(r)
-            r.chunk = chunk
-            self._enter_prefill(r)
-        elif r.phase == FINAL and chunk != r.chunk:
-            self._unaggregate(r)
-            r.chunk = chunk
-            self._enter_prefill(r)
-
-    def evict(self, slot):
-        """Remove a resident (preemption): its KV is dropped, its emitted tokens stay emitted.
-
-        Returns the request id; the caller decides where to requeue it (vLLM: waiting.appendleft).
-        """
-        r = self.res[slot]
-        if r.phase == PAUSED:
-            self.rows += 1  # _free_slot removes its row again
-        self._unaggregate(r)
-        if r.phase == PREFILL:
-            self._prefill_progress(r)
-        elif r.phase == DECODE:
-            self._decode_progress(r)
-        r.phase = HOLD
-        self._close_segment(r)
-        self.kv -= self._kv_of(r)
-        self._free_slot(r)
-        if r.rid >= 0:
-            self.preemptions[r.rid] += 1
-        return r.rid
-
-    def pause(self, slot):
-        """Keep the resident's slot and KV but leave it out of the next passes (no row, no tokens)."""
-        r = self.res[slot]
-        if r.phase == PAUSED:
-            return
-        self._unaggregate(r)
-        if r.phase == PREFILL:
-            self._prefill_progress(r)
-        elif r.phase == DECODE:
-            self._decode_progress(r)
-        elif r.phase == HOLD:
-            raise EngineError("cannot pause a held (finished) resident")
-        self._close_segment(r)
-        r.label = None
-        r.target = -1  # its heap entry goes stale
-        r.phase = PAUSED
-        self.rows -= 1
-
-    def unpause(self, slot, chunk):
-        """Put a paused resident back in the batch from the next pass, prefilling `chunk` per pass."""
-        r = self.res[slot]
-        if r.phase != PAUSED:
-            return
-        self.rows += 1
-        r.chunk = chunk
-        if r.pf_left == 0 and r.dec_at >= 0:  # it was decoding: continue, gap from its last token
-            r.dec_at = self.passes
-            self._set_phase(r, DECODE, self.passes + r.out_left)
-            self._pending_gaps.append(r)
-        else:
-            self._enter_prefill(r)
-
-    def wait_until(self, tick):
-        """Run no pass now; jump the clock to `tick` (> now), e.g. a static group waiting to fill."""
-        self._wait_until = tick
-
-    def add_cost(self, ticks):
-        """Add `ticks` to the cost of the next pass only (e.g. a swap transfer)."""
-        self._extra_cost += ticks
-
-    def resident_kv(self, slot):
-        """KV tokens held by the resident in `slot` now: prompt tokens processed + tokens emitted."""
-        return self._kv_of(self.res[slot])
 
     def _run_line(self, deployment):
         """The batch as the roofline sees it (roofline.py): per row its new tokens n and the
@@ -273,20 +155,7 @@ class Sim(Phases):
         has passed, checked every CHECK_WORK units of work. Returns True when it is finished; a
         run that stopped early resumes exactly where it stopped on the next call (all state is in
         self). More work than work_cap raises WorkCapExceeded, also between two events."""
-        n, arrive, res, heap = self.n, self.arrive, self.res, self._heap
-        cost_m = self.cost
-        fixed, per_row, per_token = cost_m.fixed, cost_m.per_row, cost_m.per_token
-        line = cost_m.deployment     # None: every pass of a run costs the same
-        rec = self.rec
-        add_gaps, add_run, add_segment = rec.gaps, rec.run, rec.segment
-        heappop, heappush = heapq.heappop, heapq.heappush
-        waiting, free = self.waiting, self.free
-        emitted, last_tick = self.emitted, self.last_tick
-        first_pass, first_tick = self.first_pass, self.first_tick
-        done_pass, done_tick = self.done_pass, self.done_tick
-        schedule, horizon, wants_arrivals = policy.schedule, policy.horizon, policy.wants_arrivals
-        kv_after = policy.kv_after      # None: KV = the residents' tokens
-        clock, cap = time.perf_counter, self.work_cap
+        n, cap, clock = self.n, self.work_cap, time.perf_counter
         check_at = self.work + CHECK_WORK
         while self.n_done < n:
             self.work += EVENT_WORK
@@ -296,160 +165,184 @@ class Sim(Phases):
                     raise WorkCapExceeded(self.work, self.n_done, n)
                 if until is not None and clock() > until:
                     return False
-            na = self.next_arrival
-            now = self.now
-            while na < n and arrive[na] <= now:
-                waiting.append(na)
-                na += 1
-            self.next_arrival = na
-            self._wait_until = None
-            schedule()
-            if self._wait_until is not None:
-                if self._wait_until <= now:
-                    raise EngineError("policy %s waited for a time not in the future" % policy.name)
-                self.now = self._wait_until
-                continue
-            if self.n_resident == 0:
-                if not waiting and na < n:
-                    self.now = arrive[na]  # idle: jump to the next arrival, no pass
-                    continue
-                raise EngineError("policy %s stalled with %d waiting and nothing resident"
-                                  % (policy.name, len(waiting)))
-            passes = self.passes
-            if self._finals:
-                t = passes + 1  # a last chunk ends after the next pass
-            else:
-                while True:
-                    if not heap:
-                        raise EngineError("policy %s paused every resident: no pass can run"
-                                          % policy.name)
-                    key = heap[0]
-                    t = key >> SLOT_BITS
-                    r = res[key & SLOT_MASK]
-                    if r is not None and r.target == t:
-                        break
-                    heappop(heap)
-            k = t - passes
+            self._release_arrivals()
+            if not self._decide(policy):
+                continue                  # no pass now: the clock jumped
+            self._execute(policy, *self._run_length(policy))
+            self._end_phases()
+        return True
+
+    def _release_arrivals(self):
+        """Every request that has arrived by now joins `waiting`, in arrival order."""
+        na, n, arrive, now, waiting = self.next_arrival, self.n, self.arrive, self.now, self.waiting
+        while na < n and arrive[na] <= now:
+            waiting.append(na)
+            na += 1
+        self.next_arrival = na
+
+    def _decide(self, policy):
+        """The policy shapes the batch. False: no pass runs now (it waited, or nothing is
+        resident and the next arrival is ahead); the clock has jumped."""
+        self._wait_until = None
+        policy.schedule()
+        if self._wait_until is not None:
+            self.now = self._wait_until
+            return False
+        if self.n_resident == 0:
+            if not self.waiting and self.next_arrival < self.n:
+                self.now = self.arrive[self.next_arrival]  # idle: jump to the next arrival
+                return False
+            raise PolicyError("schedule", "%d requests wait and nothing is resident: %s admitted "
+                              "none" % (len(self.waiting), policy.name))
+        return True
+
+    def _run_length(self, policy):
+        """-> (k, cost, K, a, b): the passes the batch runs unchanged and how they cost (a linear
+        cost: every pass `cost`; a growing one, pass i: K + ceil((a + b i) / SUB))."""
+        passes, res, heap = self.passes, self.res, self._heap
+        if self._finals:
+            t = passes + 1  # a last chunk ends after the next pass
+        else:
+            while True:
+                if not heap:
+                    raise PolicyError("schedule", "%s paused every resident: no pass can run"
+                                      % policy.name)
+                key = heap[0]
+                t = key >> SLOT_BITS
+                r = res[key & SLOT_MASK]
+                if r is not None and r.target == t:
+                    break
+                heapq.heappop(heap)
+        k = t - passes
+        line = self.cost.deployment     # None: every pass of a run costs the same
+        cost = K = a = b = None
+        if line is None:
+            c = self.cost
+            cost = c.fixed + c.per_row * self.rows + c.per_token * self.ptoks
+        else:   # pass i of the run costs K + ceil((a + b i) / SUB) (cost.py, roofline.py)
+            K, a, b, cross = self._run_line(line)
+            if cross is not None and cross < k:
+                k = cross      # the roofline's other bound takes over there: a new run
+        if self._extra_cost:
             if line is None:
-                cost = fixed + per_row * self.rows + per_token * self.ptoks
-            else:   # pass i of the run costs K + ceil((a + b i) / SUB) (cost.py, roofline.py)
-                K, a, b, cross = self._run_line(line)
-                if cross is not None and cross < k:
-                    k = cross      # the roofline's other bound takes over there: a new run
-            if self._extra_cost:
-                if line is None:
-                    cost += self._extra_cost
-                else:
-                    a += self._extra_cost * SUB
-                self._extra_cost = 0
-                k = 1
-            h = horizon()
-            if h is not None and h < k:
-                if h < 1:
-                    raise EngineError("policy %s returned horizon %r < 1" % (policy.name, h))
-                k = h
-            if na < n and not waiting and wants_arrivals():
-                # the first pass starting at/after the arrival
-                if line is None:
-                    ka = -(-(arrive[na] - now) // cost)
-                else:
-                    ka = _first_pass_at(arrive[na] - now, K, a, b, k)
-                if ka < k:
-                    k = ka
-            # ---- execute k passes (identical, or growing by a known line)
-            passes += k
-            self.passes = passes
-            if line is None:
-                last = cost
-                self.now = now + k * cost
+                cost += self._extra_cost
             else:
-                cost = K + -(-a // SUB)
-                last = K + -(-(a + b * (k - 1)) // SUB)
-                self.now = now + k * K + floor_sum(k, SUB, b, a + SUB - 1)
-            self.last_start = self.now - last
-            useful, rows, ptoks = self.n_useful, self.rows, self.ptoks
-            self.t_useful += k * useful
-            if self.n_prefill:
-                self.t_prefill += k * self.n_prefill
-            if self.n_pad:
-                self.t_pad += k * self.n_pad
-            self.t_rows += k * rows
-            n_gap = k * self.n_gap
-            first_gaps = self.n_gap   # decoding rows whose gap in the run's first pass is its cost
-            if self._pending_gaps:  # first token after a preemption / pause: gap from the last one
-                for r in self._pending_gaps:
-                    add_gaps(now + cost - self.last_tick[r.rid], 1)
-                    if r.phase == DECODE:
-                        n_gap -= 1
-                        first_gaps -= 1
-                self._pending_gaps.clear()
-            if n_gap:
-                if line is None or not b:
-                    add_gaps(cost, n_gap)
-                else:       # every pass's cost is a gap of every decoding row
-                    if first_gaps:
-                        rec.gap_line(K, a, b, k, first_gaps)
-                    if first_gaps != self.n_gap and k > 1:
-                        rec.gap_line(K, a + b, b, k - 1, self.n_gap - first_gaps)
-            self.kv = kv = self.kv + k * (ptoks + useful)
-            if kv_after is not None:
-                kv = kv_after(k)
-            if kv > self.kv_peak:
-                self.kv_peak = kv
-            add_run(k, now, rows, ptoks, cost, useful, kv, last)
-            # ---- phase ends: last chunks first (then every heap entry still matching its
-            # resident's target is live). The two commonest transitions are inlined (same effect as
-            # _transition, which handles every case): a last chunk followed by decoding, and a
-            # last token with no hold.
-            now = self.now
-            if self._finals:
-                finals = self._finals
-                self._finals = []
-                for r in finals:
-                    if r.ghost or r.hold_until > passes or r.out_left <= 1:
-                        self._transition(r)
-                        continue
-                    rid = r.rid
-                    self.ptoks -= r.pf_left
-                    r.pf_done += r.pf_left
-                    r.pf_left = 0
-                    r.resumed = False
-                    e = emitted[rid]
-                    if e == 0:
-                        first_pass[rid] = passes
-                        first_tick[rid] = now
-                    emitted[rid] = e + 1
-                    last_tick[rid] = now
-                    r.out_left -= 1
-                    r.dec_at = passes
-                    r.phase = DECODE
-                    r.target = t = passes + r.out_left
-                    heappush(heap, t * SLOT_KEY + r.slot)
-                    self.n_gap += 1  # still useful, same segment label
-            end_key = (passes + 1) * SLOT_KEY
-            while heap and heap[0] < end_key:
-                slot = heappop(heap) & SLOT_MASK
-                r = res[slot]
-                if r is None or r.target != passes:
-                    continue
-                if r.ghost or r.hold_until > passes or r.phase != DECODE:
+                a += self._extra_cost * SUB
+            self._extra_cost = 0
+            k = 1
+        h = policy.horizon()
+        if h is not None and h < k:
+            if h < 1:
+                raise PolicyError("horizon", "%s returned %r: at least 1 pass" % (policy.name, h))
+            k = h
+        na = self.next_arrival
+        if na < self.n and not self.waiting and policy.wants_arrivals():
+            # the first pass starting at/after the arrival
+            dt = self.arrive[na] - self.now
+            ka = -(-dt // cost) if line is None else _first_pass_at(dt, K, a, b, k)
+            if ka < k:
+                k = ka
+        return k, cost, K, a, b
+
+    def _execute(self, policy, k, cost, K, a, b):
+        """Run k passes at once: the clock, the slot-step totals, TBT gaps, KV and the log."""
+        now = self.now
+        self.passes += k
+        rec = self.rec
+        if K is None:
+            last = cost
+            self.now = now + k * cost
+        else:
+            cost = K + -(-a // SUB)
+            last = K + -(-(a + b * (k - 1)) // SUB)
+            self.now = now + k * K + floor_sum(k, SUB, b, a + SUB - 1)
+        self.last_start = self.now - last
+        useful, rows, ptoks = self.n_useful, self.rows, self.ptoks
+        self.t_useful += k * useful
+        if self.n_prefill:
+            self.t_prefill += k * self.n_prefill
+        if self.n_pad:
+            self.t_pad += k * self.n_pad
+        self.t_rows += k * rows
+        n_gap = k * self.n_gap
+        first_gaps = self.n_gap   # decoding rows whose gap in the run's first pass is its cost
+        if self._pending_gaps:  # first token after a preemption / pause: gap from the last one
+            for r in self._pending_gaps:
+                rec.gaps(now + cost - self.last_tick[r.rid], 1)
+                if r.phase == DECODE:
+                    n_gap -= 1
+                    first_gaps -= 1
+            self._pending_gaps.clear()
+        if n_gap:
+            if K is None or not b:
+                rec.gaps(cost, n_gap)
+            else:       # every pass's cost is a gap of every decoding row
+                if first_gaps:
+                    rec.gap_line(K, a, b, k, first_gaps)
+                if first_gaps != self.n_gap and k > 1:
+                    rec.gap_line(K, a + b, b, k - 1, self.n_gap - first_gaps)
+        self.kv = kv = self.kv + k * (ptoks + useful)
+        if policy.kv_after is not None:    # the policy keeps its own account (vllm: blocks)
+            kv = policy.kv_after(k)
+        if kv > self.kv_peak:
+            self.kv_peak = kv
+        rec.run(k, now, rows, ptoks, cost, useful, kv, last)
+
+    def _end_phases(self):
+        """Every phase that ended with the pass just run: last chunks first, then every heap
+        entry still matching its resident's target."""
+        passes, now, res, heap = self.passes, self.now, self.res, self._heap
+        emitted, last_tick = self.emitted, self.last_tick
+        inline = self.inline_transitions
+        if self._finals:
+            finals = self._finals
+            self._finals = []
+            for r in finals:
+                if not inline or r.ghost or r.hold_until > passes or r.out_left <= 1:
                     self._transition(r)
                     continue
-                # DECODE -> done, slot freed at once
+                # FINAL -> DECODE (as _transition does it)
                 rid = r.rid
-                k = passes - r.dec_at
-                emitted[rid] += k
+                self.ptoks -= r.pf_left
+                r.pf_done += r.pf_left
+                r.pf_left = 0
+                r.resumed = False
+                e = emitted[rid]
+                if e == 0:
+                    self.first_pass[rid] = passes
+                    self.first_tick[rid] = now
+                emitted[rid] = e + 1
                 last_tick[rid] = now
-                r.out_left -= k
-                self.n_useful -= 1
-                self.n_gap -= 1
-                add_segment(slot, rid, r.label, r.seg_start, passes)
-                self.kv -= r.kv0 + r.pf_done + emitted[rid] - r.emit0
-                res[slot] = None
-                heappush(free, slot)
-                self.n_resident -= 1
-                self.rows -= 1
-                done_pass[rid] = passes
-                done_tick[rid] = now
-                self.n_done += 1
-        return True
+                r.out_left -= 1
+                r.dec_at = passes
+                r.phase = DECODE
+                r.target = t = passes + r.out_left
+                heapq.heappush(heap, t * SLOT_KEY + r.slot)
+                self.n_gap += 1  # still useful, same segment label
+        end_key = (passes + 1) * SLOT_KEY
+        while heap and heap[0] < end_key:
+            slot = heapq.heappop(heap) & SLOT_MASK
+            r = res[slot]
+            if r is None or r.target != passes:
+                continue
+            if not inline or r.ghost or r.hold_until > passes or r.phase != DECODE:
+                self._transition(r)
+                continue
+            # DECODE -> done, slot freed at once (as _transition and _retire do it)
+            rid = r.rid
+            k = passes - r.dec_at
+            emitted[rid] += k
+            last_tick[rid] = now
+            r.out_left -= k
+            self.n_useful -= 1
+            self.n_gap -= 1
+            self.rec.segment(slot, rid, r.label, r.seg_start, passes)
+            self.kv -= r.kv0 + r.pf_done + emitted[rid] - r.emit0
+            res[slot] = None
+            heapq.heappush(self.free, slot)
+            self.in_slot[rid] = 0
+            self.n_resident -= 1
+            self.rows -= 1
+            self.done_pass[rid] = passes
+            self.done_tick[rid] = now
+            self.n_done += 1

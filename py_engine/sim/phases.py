@@ -24,7 +24,8 @@ import heapq
 SLOT_BITS = 13                      # heap keys: target_pass << SLOT_BITS | slot (<= 8192 slots)
 SLOT_KEY, SLOT_MASK = 1 << SLOT_BITS, (1 << SLOT_BITS) - 1
 PREFILL, FINAL, DECODE, HOLD, PAUSED = 0, 1, 2, 3, 4
-LABEL = ("prefill", "useful", "useful", "padding", None)
+LABEL = ("prefill", "useful", "useful", "padding", None)      # a phase's slot-steps
+PHASE_NAMES = ("prefill", "final", "decode", "hold", "paused")  # as policies read them
 
 
 class Resident:
@@ -167,6 +168,8 @@ class Phases:
         self._retire(r)
 
     def _free_slot(self, r):
+        if r.rid >= 0:
+            self.in_slot[r.rid] = 0
         self.res[r.slot] = None
         heapq.heappush(self.free, r.slot)
         self.n_resident -= 1

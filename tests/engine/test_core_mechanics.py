@@ -9,7 +9,9 @@ from collections import Counter
 
 from hypothesis import given, settings, strategies as st
 
-from py_engine.sim.core import DECODE, PAUSED, PREFILL, EngineError, Sim
+from py_engine.errors import PolicyError
+from py_engine.sim.core import Sim
+from py_engine.sim.view import as_view
 from py_engine.model.cost import Cost
 from py_engine.policies.base import Policy
 
@@ -18,7 +20,7 @@ class Chaos(Policy):
     name = "chaos"
 
     def __init__(self, sim, seed):
-        self.sim = sim
+        self.sim = as_view(sim)     # the public view, as every policy gets it
         self.rng = random.Random(seed)
         self.log = []          # [(passes, now, [actions...])]
         self.mode = {}         # rid -> ("recompute" | "swap", kv to bring back)
@@ -26,10 +28,10 @@ class Chaos(Policy):
     def schedule(self):
         sim, rng = self.sim, self.rng
         acts = []
-        live = [s for s in range(sim.slots) if sim.res[s] is not None]
+        live = [s for s in range(sim.slots) if sim.occupant(s) is not None]
         if live and sim.passes and rng.random() < 0.25:
             slot = rng.choice(live)
-            rid = sim.res[slot].rid
+            rid = sim.occupant(slot)
             kv = sim.resident_kv(slot)
             sim.evict(slot)
             swap = sim.emitted[rid] > 0 and rng.random() < 0.5
@@ -38,17 +40,17 @@ class Chaos(Policy):
             sim.waiting.appendleft(rid)
             acts.append(("evict", slot))
             assert kv >= 0
-        for slot in [s for s in range(sim.slots) if sim.res[s] is not None]:
-            r = sim.res[slot]
+        for slot in [s for s in range(sim.slots) if sim.occupant(s) is not None]:
+            phase = sim.phase_of(slot)
             x = rng.random()
-            if r.phase == PAUSED and x < 0.5:
+            if phase == "paused" and x < 0.5:
                 c = rng.randint(1, 40)
                 sim.unpause(slot, c)
                 acts.append(("unpause", slot, c))
-            elif r.phase != PAUSED and x < 0.15:
+            elif phase != "paused" and x < 0.15:
                 sim.pause(slot)
                 acts.append(("pause", slot))
-            elif r.phase == PREFILL and x < 0.4:
+            elif phase == "prefill" and x < 0.4:
                 c = rng.randint(1, 40)
                 sim.set_chunk(slot, c)
                 acts.append(("set_chunk", slot, c))
@@ -78,8 +80,8 @@ class Chaos(Policy):
             else:
                 slot = sim.admit(rid, c)
                 acts.append(("admit", rid, c, sim.prompt[rid], 0, slot))
-        active = [s for s in range(sim.slots) if sim.res[s] is not None]
-        if active and all(sim.res[s].phase == PAUSED for s in active):
+        active = [s for s in range(sim.slots) if sim.occupant(s) is not None]
+        if active and all(sim.phase_of(s) == "paused" for s in active):
             c = rng.randint(1, 40)
             sim.unpause(active[0], c)
             acts.append(("unpause", active[0], c))
@@ -198,7 +200,7 @@ def test_chaos_policy_replayed_pass_by_pass(seed, n, slots, staggered):
     assert cover["useful"] == sum(out) and cover["prefill"] == ref["tally"]["prefill"]
 
 
-def test_pausing_everyone_is_an_engine_error():
+def test_pausing_everyone_is_refused_naming_the_rule():
     class PauseAll(Policy):
         name = "pause-all"
 
@@ -210,7 +212,7 @@ def test_pausing_everyone_is_an_engine_error():
     sim = Sim(([0], [5], [3]), 2, Cost(1, 0, 0))
     try:
         sim.run(PauseAll(sim, {"server": {"chunk": 4}}))
-    except EngineError as e:
-        assert "paused every resident" in str(e)
+    except PolicyError as e:
+        assert "paused every resident" in str(e) and e.field == "scheduler"
     else:
         raise AssertionError("no error")

@@ -330,8 +330,7 @@ def test_the_kv_pools_block_work_counts_toward_the_cap():
                                             "output_mean": 10, "skew": 0},
           "server": {"slots": 256, "kv_tokens": 4_000_000}}
     from py_engine import api
-    from py_engine.scenario import normalize
-    run = api.run_sim(scenario.normalize(sc), work_cap=None)
+    run = api.run_sim(sc, work_cap=None)
     blocks = sum(p for p in run.sim.prompt) // 16
     assert run.sim.work >= 2 * blocks            # each block taken and given back at least
     with pytest.raises(ScenarioError) as e:
@@ -343,18 +342,17 @@ def test_the_livelock_detector_keeps_digests_not_states(monkeypatch):
     """A chunk-1 run samples nothing for thousands of passes while its prefills move: every
     preemption then records the scheduler's state (once kept whole: 540 MB)."""
     from py_engine import api
-    from py_engine.scenario import normalize
-    from py_engine.policies.vllm.scheduler import VLLM
+    from py_engine.policies.vllm import scheduler
     kept = []
-    real = VLLM._livelock
+    real = scheduler.check_livelock
 
-    def livelock(self):
-        real(self)
-        kept.extend(self.seen)
-    monkeypatch.setattr(VLLM, "_livelock", livelock)
+    def livelock(policy, version):
+        real(policy, version)
+        kept.extend(policy.seen)
+    monkeypatch.setattr(scheduler, "check_livelock", livelock)
     sc = {"scheduler": "vllm", "workload": {"requests": 300, "prompt_mean": 1000,
                                             "output_mean": 100, "skew": 0.95},
           "server": {"slots": 512, "chunk": 1, "kv_tokens": 60_000}}
-    api.run_sim(scenario.normalize(sc), work_cap=None)
+    api.run_sim(sc, work_cap=None)
     assert len(kept) > 100                       # the detector did record states
     assert all(isinstance(k, bytes) and len(k) == 16 for k in kept)

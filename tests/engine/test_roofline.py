@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import py_engine
+import py_engine.analysis.results
 from py_engine.api import run_sim
 from py_engine.bench.vllm import run_stepped
 from py_engine.model.roofline import Deployment
@@ -83,7 +83,7 @@ def test_engine_equals_brute_force_under_the_roofline(items, scheduler, slots, c
     assert list(sim.first_tick) == ref["first_tick"] and list(sim.done_tick) == ref["done_tick"]
     assert list(sim.first_pass) == ref["first_pass"] and list(sim.done_pass) == ref["done_pass"]
     assert gaps_of(sim) == +ref["gaps"]            # every token's time, as gaps
-    m = py_engine.api.result_meta(run_sim(sc, trace), sim.n)["metrics"]
+    m = py_engine.analysis.results.result_meta(run_sim(sc, trace), sim.n)["metrics"]
     gaps = sorted(ref["gaps"].elements())
     if gaps:
         for p in (50, 95, 99):

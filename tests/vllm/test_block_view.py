@@ -1,4 +1,4 @@
-"""The block view's data (result kv_blocks, blocks.BlockSamples): bounded, and every sample the
+"""The block view's data (result kv_blocks, block_view.BlockSamples): bounded, and every sample the
 pool's true state at its pass: blocks in use and free add up to the pool, the holders are the
 running requests with their block tables, the cached-free count equals a brute count of the free
 queue. Checked against the pool itself while the vllm policy runs."""
@@ -6,7 +6,7 @@ queue. Checked against the pool itself while the vllm policy runs."""
 import pytest
 
 from py_engine import api
-from py_engine.policies.vllm import block_pool
+from py_engine.policies.vllm import block_pool, block_view
 from py_engine.api import run_sim
 from py_engine.policies.vllm.scheduler import VLLM
 from py_engine.scenario.prepared import prepare
@@ -25,9 +25,9 @@ CASES = [
 def brute_cached_free(pool):
     if not pool.caching:
         return 0
-    n, b = 0, pool.nxt[blocks.HEAD]
-    while b != blocks.TAIL:
-        if b != blocks.FRESH and pool.hash[b] is not None:
+    n, b = 0, pool.nxt[block_pool.HEAD]
+    while b != block_pool.TAIL:
+        if b != block_pool.FRESH and pool.hash[b] is not None:
             n += 1
         b = pool.nxt[b]
     return n
@@ -36,7 +36,7 @@ def brute_cached_free(pool):
 @pytest.mark.parametrize("case", CASES, ids=range(len(CASES)))
 def test_every_sample_is_the_pool_at_its_pass(case, monkeypatch):
     checked = []
-    take = blocks.BlockSamples.take
+    take = block_view.BlockSamples.take
 
     def checking_take(self, p, pool, holders):
         holders = list(holders)
@@ -46,12 +46,12 @@ def test_every_sample_is_the_pool_at_its_pass(case, monkeypatch):
         checked.append(p)
         return take(self, p, pool, holders)
 
-    monkeypatch.setattr(blocks.BlockSamples, "take", checking_take)
+    monkeypatch.setattr(block_view.BlockSamples, "take", checking_take)
     r = api.simulate(case)
     kb = r["kv_blocks"]
     s, h = kb["samples"], kb["holders"]
     n = len(s["pass"])
-    assert checked and 0 < n <= blocks.SAMPLE_CAP and sum(s["holders"]) == len(h["request"])
+    assert checked and 0 < n <= block_view.SAMPLE_CAP and sum(s["holders"]) == len(h["request"])
     assert s["pass"] == sorted(set(s["pass"])) and s["pass"][-1] <= r["metrics"]["passes"]
     slots = r["scenario"]["server"]["slots"]
     k = 0
@@ -76,8 +76,8 @@ def test_samples_stay_bounded_on_a_long_run():
                                                        "arrival": {"kind": "poisson", "rate": 30}},
                       "server": {"slots": 256, "kv_tokens": 60000}})
     kb = r["kv_blocks"]
-    assert len(kb["samples"]["pass"]) <= blocks.sample_cap(256) <= blocks.SAMPLE_CAP
-    assert len(kb["holders"]["request"]) <= blocks.HOLDER_CAP
+    assert len(kb["samples"]["pass"]) <= block_view.sample_cap(256) <= block_view.SAMPLE_CAP
+    assert len(kb["holders"]["request"]) <= block_view.HOLDER_CAP
     assert kb["stride"] > 1 and r["metrics"]["passes"] > len(kb["samples"]["pass"])
 
 
@@ -91,12 +91,12 @@ def test_sampling_does_not_change_the_run():
     requests and passes."""
     sc = prepare({"scheduler": "vllm", "server": {"kv_tokens": 3000}})
     with_samples = run_sim(sc)
-    orig = blocks.BlockSamples.take
+    orig = block_view.BlockSamples.take
     try:
-        blocks.BlockSamples.take = lambda *a, **k: None
+        block_view.BlockSamples.take = lambda *a, **k: None
         without = run_sim(sc)
     finally:
-        blocks.BlockSamples.take = orig
+        block_view.BlockSamples.take = orig
     assert with_samples.sim.done_tick == without.sim.done_tick
     assert with_samples.sim.passes == without.sim.passes
     assert isinstance(with_samples.policy, VLLM)

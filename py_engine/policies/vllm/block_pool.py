@@ -41,6 +41,25 @@ UNLIMITED = 1 << 62        # never-used blocks of an unlimited pool
 HEAD, TAIL, FRESH = 0, 1, 2  # sentinel nodes of the free queue (FRESH = the never-used blocks)
 
 
+def shared_spans(trace, block_size):
+    """Per request (prefix id, tokens of the request that are the stream), or None."""
+    pid, plen = getattr(trace, "prefix_id", None), getattr(trace, "prefix_len", None)
+    if pid is None:
+        return [None] * len(trace[0])
+    prompt = trace[1]
+    out = []
+    for i, p in enumerate(pid):
+        if p is None:
+            out.append(None)
+        elif plen[i] >= prompt[i]:   # a whole prompt of stream continues it with its outputs
+            out.append((p, float("inf")))
+        elif plen[i] >= block_size:
+            out.append((p, plen[i]))
+        else:                        # not one whole block of stream
+            out.append(None)
+    return out
+
+
 class CountingPool:
     """Block counts only (prefix caching off: every free block is as good as any other)."""
 

@@ -21,7 +21,7 @@ def check_livelock(policy, version):
     state = _state(policy)
     # the state is O(running + blocks): only its 128-bit digest is kept (states were once kept
     # whole: 540 MB for a chunk-1 run whose prefills sample nothing for thousands of passes)
-    sim.work += len(state[0]) + len(state[1]) + (policy.pool.in_use if policy.pool.caching else 0)
+    sim.count_work(len(state[0]) + len(state[1]) + (policy.pool.in_use if policy.pool.caching else 0))
     key = hashlib.blake2b(repr(state).encode(), digest_size=16).digest()
     first = policy.seen.get(key)
     if first is None:
@@ -43,10 +43,11 @@ def check_livelock(policy, version):
 
 def _state(policy):
     """Everything the next steps depend on (no arrival is pending)."""
-    C, T, ph = policy.C, policy.T, policy.ph
-    pool = policy.pool
-    parts = [tuple((r, C[r], T[r], ph[r], policy.inflight[r]) for r in policy.running),
-             tuple(policy.waitq if policy.fcfs else sorted(policy.waitq)), pool.num_free(),
+    computed, num_tokens = policy.num_computed_tokens, policy.num_tokens
+    placeholders, pool = policy.num_output_placeholders, policy.pool
+    parts = [tuple((r, computed[r], num_tokens[r], placeholders[r], policy.inflight[r])
+                   for r in policy.running),
+             policy.waitq.state(), pool.num_free(),
              tuple(sorted(policy.saved.items()))]
     if pool.caching:
         order, b = [], pool.nxt[0]

@@ -41,64 +41,40 @@ KV to host memory (`blocks x block_size x kv_bytes_per_token / pcie_gb_s` per di
 the pass that moves it) and back when it is admitted again; blocks the prefix cache still holds
 are not moved back.
 
-Event-driven: a step is planned exactly at every event; between events the same batch repeats
-(every request the same tokens, no admission, no preemption), and the core runs those steps as
-one run. `horizon()` ends a run before the first step whose blocks would not fit (there a victim
-must be chosen), and after one step when the next differs (a preemption, an async hand-over, a
-waiting request whose prefix hit may grow). What a run did to the block pool is applied at once
-when it ends (py_engine.policies.vllm.block_pool: who holds which block is only observable through the free queue
-and the prefix cache, and no block is freed or looked up inside a run).
+Event-driven: a step is planned exactly at every event; between events the same batch repeats and
+the core runs those steps as one run (runs.py). Names follow vLLM's: num_computed_tokens,
+num_tokens (prompt + outputs delivered), num_output_placeholders (async), max_tokens.
 
 vLLM never finishes some traces (priority scheduling on a tight pool without full-prompt
 admission: requests preempt each other forever). The engine proves it (the scheduler's whole state
 repeats with no token produced and no arrival pending) and stops with a ScenarioError.
 """
 
-import heapq
 from collections import deque
 
-from ...sim.exact import cdiv
-from .block_pool import CountingPool, PrefixCachePool
-from .block_view import BlockSamples, sample_cap
-from ...sim.core import FINAL, PAUSED, PREFILL
 from ...errors import ScenarioError
+from ...sim.exact import cdiv
 from ...sim.work import BLOCK_WORK
-
-BULK_TOKENS = 1 << 20   # tokens a run of repeated steps may add to the prefix cache at once
 from ..base import Policy, register
+from .block_pool import CountingPool, PrefixCachePool, shared_spans
+from .block_view import BlockSamples, sample_cap
 from .livelock import check_livelock
+from .runs import Runs
+from .waiting import WaitQueue
 
 WAITING, RUNNING, PREEMPTED, FINISHED = 0, 1, 2, 3
 VLLM_VERSION = "0.33.0"
 
 
-def shared_spans(trace, block_size):
-    """Per request (prefix id, tokens of the request that are the stream), or None."""
-    pid, plen = getattr(trace, "prefix_id", None), getattr(trace, "prefix_len", None)
-    if pid is None:
-        return [None] * len(trace[0])
-    prompt = trace[1]
-    out = []
-    for i, p in enumerate(pid):
-        if p is None:
-            out.append(None)
-        elif plen[i] >= prompt[i]:   # a whole prompt of stream continues it with its outputs
-            out.append((p, float("inf")))
-        elif plen[i] >= block_size:
-            out.append((p, plen[i]))
-        else:                        # not one whole block of stream
-            out.append(None)
-    return out
-
-
 @register("vllm")
-class VLLM(Policy):
+class VLLM(Runs, Policy):
     label = "vLLM " + VLLM_VERSION
     summary = "its V1 scheduler, exactly: paged KV, token budget, prefix cache, preemption"
     order = 2
 
     def __init__(self, sim, scenario, trace=None):
         super().__init__(sim, scenario, trace)
+        sim = self.sim
         sv = scenario["server"]
         n, bs = sim.n, sv["block_size"]
         self.bs, self.budget, self.max_seqs = bs, sv["max_num_batched_tokens"], sv["slots"]
@@ -120,10 +96,10 @@ class VLLM(Policy):
         self.pool_ops = 0
         prio = getattr(trace, "priority", None)
         self.prio = list(prio) if prio is not None else [0] * n
-        self.P, self.O, self.arrive = sim.prompt, sim.out, sim.arrive
-        self.C = [0] * n              # computed tokens (vLLM num_computed_tokens)
-        self.T = list(sim.prompt)     # known tokens: prompt + outputs delivered (num_tokens)
-        self.ph = [0] * n             # async: output placeholders (sampled, not yet delivered)
+        self.num_prompt_tokens, self.max_tokens, self.arrive = sim.prompt, sim.out, sim.arrive
+        self.num_computed_tokens = [0] * n
+        self.num_tokens = list(sim.prompt)    # prompt + outputs delivered
+        self.num_output_placeholders = [0] * n   # async: sampled, not yet delivered
         self.inflight = [0] * n       # async: scheduled tokens whose step is not processed yet
         self.stale = [0] * n          # async: in-flight tokens of a preempted request
         self.status = [WAITING] * n
@@ -131,7 +107,7 @@ class VLLM(Policy):
         self.thrown = {}              # recompute: request -> computed tokens it lost
         self.looked_up = [False] * n  # computed before (its own blocks may be cached)
         self.running = []             # vLLM's running list (async: with finished, unprocessed)
-        self.waitq = deque() if self.fcfs else []   # visible waiting requests
+        self.waitq = WaitQueue(self.fcfs, self.prio, self.arrive)   # visible waiting requests
         self.arrived = deque()        # released by the core, not yet visible (async)
         self.slot_of = {}
         self.step = []                # the planned step: [(request, tokens, samples)]
@@ -139,9 +115,8 @@ class VLLM(Policy):
         self.plan_passes = 0          # sim.passes when the step was planned
         self.h = None                 # horizon of the planned step
         self.wants = True
-        self.kv_used = 0              # blocks in use after the planned step (for kv_after)
         self.last_progress = 0        # pass of the last sampled token
-        self.seen = {}                # livelock detection: state -> pass
+        self.seen = {}                # livelock detection: state digest -> pass
         self.victims = set()          # preempted since the last sampled token
         # counters
         self.swap_out_blocks = self.swap_in_blocks = self.swap_extra = 0
@@ -168,11 +143,10 @@ class VLLM(Policy):
 
     # ------------------------------------------------------------ the core's hooks
     def schedule(self):
-        sim = self.sim
-        # work (py_engine/sim/work.py): _plan and _apply walk the running list; the pool counts the
+        sim, pool = self.sim, self.pool
+        # work (sim/work.py): the plan and _apply walk the running list; the pool counts the
         # blocks it touched since the last call
-        pool = self.pool
-        sim.work += len(self.running) + BLOCK_WORK * (pool.ops - self.pool_ops)
+        sim.count_work(len(self.running) + BLOCK_WORK * (pool.ops - self.pool_ops))
         self.pool_ops = pool.ops
         k = sim.passes - self.plan_passes
         if k:
@@ -200,23 +174,16 @@ class VLLM(Policy):
                 self.unprocessed = None
             self._release(sim.now)
         self._after_schedule(sched)
-        free = self.pool.num_free()           # as vLLM reports it right after schedule()
+        free = pool.num_free()           # as vLLM reports it right after schedule()
         if self.unprocessed:
             self._update(self.unprocessed)
             self.unprocessed = None
         self._apply(sched, preempted, admitted)
         self.plan_passes = sim.passes
         self._set_horizon(sched, preempted, info)
-        if self.pool.caching and self.step:
-            # a run's repeated steps are booked at once (_bulk), block by block: bound a run so
-            # that booking stays a fraction of a second and the work cap can stop between runs
-            # (any horizon gives the same decisions: the stepped benchmark is one pass a run)
-            k = max(1, BULK_TOKENS // max(1, sum(n for _, n, _ in self.step)))
-            if self.h is None or self.h > k:
-                self.h = k
         if sched:
             slot_of = self.slot_of
-            self.samples.take(sim.passes + 1, self.pool,
+            self.samples.take(sim.passes + 1, pool,
                               ((r, slot_of[r]) for r in self.running if r in slot_of))
         if self.plan_log is not None:
             self.plan_log.append({"pass": sim.passes + 1, "tokens": dict(sched),
@@ -224,7 +191,7 @@ class VLLM(Policy):
                                   "free": free})
         if preempted:
             self.victims.update(preempted)
-            self._livelock()
+            check_livelock(self, VLLM_VERSION)
 
     def horizon(self):
         return self.h
@@ -234,14 +201,6 @@ class VLLM(Policy):
 
     def wants_arrivals(self):
         return self.wants
-
-    def kv_after(self, k):
-        """KV in use (tokens in allocated blocks, vLLM's KV usage) after k passes of this step."""
-        if k <= 1:
-            return self.pool.used() * self.bs
-        bs, C = self.bs, self.C
-        extra = sum(cdiv(C[r] + (k - 1) * n, bs) - cdiv(C[r], bs) for r, n, _ in self.step)
-        return (self.pool.used() + extra) * bs
 
     def extra_metrics(self):
         pc = dict(self.pc)
@@ -255,49 +214,41 @@ class VLLM(Policy):
     def _release(self, visible):
         arrived, arrive = self.arrived, self.arrive
         while arrived and arrive[arrived[0]] <= visible:
-            self._enqueue(arrived.popleft())
-
-    def _enqueue(self, r):
-        if self.fcfs:
-            self.waitq.append(r)
-        else:
-            heapq.heappush(self.waitq, (self.prio[r], self.arrive[r], r))
-
-    def _prepend(self, r):
-        if self.fcfs:
-            self.waitq.appendleft(r)
-        else:
-            heapq.heappush(self.waitq, (self.prio[r], self.arrive[r], r))
-
-    def _peek(self):
-        return self.waitq[0] if self.fcfs else self.waitq[0][2]
-
-    def _pop_waiting(self):
-        return self.waitq.popleft() if self.fcfs else heapq.heappop(self.waitq)[2]
+            self.waitq.add(arrived.popleft())
 
     # ------------------------------------------------------------ one step, exactly
     def _plan(self):
         """schedule(): -> (scheduled {request: tokens} in order, preempted, admitted {request:
         computed tokens at admission}, info for the horizon)."""
-        C, T, ph, P, O = self.C, self.T, self.ph, self.P, self.O
+        threshold = self.chunk if len(self.running) + len(self.waitq) > 1 else 0
+        sched, preempted = {}, []
+        budget, lingering = self._schedule_running(sched, preempted, self.budget, threshold)
+        admitted, blocked = {}, None
+        if not preempted:    # vLLM admits nobody in a step that preempted
+            budget, blocked = self._schedule_waiting(sched, admitted, budget, threshold)
+        return sched, preempted, admitted, (lingering, blocked, budget)
+
+    def _schedule_running(self, sched, preempted, budget, threshold):
+        """The RUNNING loop: each request in list order takes what it lacks, preempting from the
+        back (fcfs) or the worst (priority) until its blocks fit. -> (budget left, lingering)."""
+        computed, num_tokens = self.num_computed_tokens, self.num_tokens
+        placeholders = self.num_output_placeholders
+        prompt, max_tokens = self.num_prompt_tokens, self.max_tokens
         pool, bs, running = self.pool, self.bs, self.running
-        budget = self.budget
-        thr = self.chunk if len(running) + len(self.waitq) > 1 else 0
-        sched, preempted, admitted = {}, [], {}
         try_grow, caching = pool.try_grow, pool.caching
         n_cached = pool.n_cached if caching else None
         lingering = 0
         i = 0
         while i < len(running) and budget > 0:
             r = running[i]
-            c, p = C[r], ph[r]
-            if p and c + 2 - p >= P[r] + O[r]:
+            c, p = computed[r], placeholders[r]
+            if p and c + 2 - p >= prompt[r] + max_tokens[r]:
                 lingering += 1      # async: its last token is in flight
                 i += 1
                 continue
-            n = T[r] + p - c
-            if 0 < thr < n:
-                n = thr
+            n = num_tokens[r] + p - c
+            if 0 < threshold < n:
+                n = threshold
             if n > budget:
                 n = budget
             ok = True
@@ -322,40 +273,45 @@ class VLLM(Policy):
                     continue
                 break
             if caching and (c + n) // bs > n_cached.get(r, 0):   # a block filled: cache it
-                pool.cache(r, c + n, T[r])
+                pool.cache(r, c + n, num_tokens[r])
             sched[r] = n
             budget -= n
             i += 1
-        blocked = None
-        if not preempted:
-            while budget > 0 and self.waitq:
-                if len(running) >= self.max_seqs:
-                    break
-                r = self._peek()
-                hits = pool.lookup(r, T[r]) if self._may_hit(r) else ()
-                start = len(hits) * bs
-                saved = self.saved.get(r)
-                if saved is not None and saved > start:
-                    start = saved
-                n = T[r] - start
-                if 0 < thr < n:
-                    n = thr
-                if n > budget:
-                    n = budget
-                free = pool.num_free()
-                if (self.full_fit and pool.need(r, T[r], hits) > free) or \
-                        pool.need(r, start + n, hits) > free:
-                    blocked = r
-                    break
-                self._pop_waiting()
-                pool.allocate(r, start + n, hits)
-                pool.cache(r, start + n, T[r])
-                self._admitted(r, len(hits) * bs, start)
-                running.append(r)
-                sched[r] = n
-                admitted[r] = start
-                budget -= n
-        return sched, preempted, admitted, (lingering, blocked, budget)
+        return budget, lingering
+
+    def _schedule_waiting(self, sched, admitted, budget, threshold):
+        """The WAITING loop: the head looks up the prefix cache and is admitted if its blocks fit
+        (with scheduler_reserve_full_isl: its whole sequence). -> (budget left, the blocked head
+        or None)."""
+        num_tokens, pool, bs = self.num_tokens, self.pool, self.bs
+        running, waitq = self.running, self.waitq
+        while budget > 0 and waitq:
+            if len(running) >= self.max_seqs:
+                break
+            r = waitq.peek()
+            hits = pool.lookup(r, num_tokens[r]) if self._may_hit(r) else ()
+            start = len(hits) * bs
+            saved = self.saved.get(r)
+            if saved is not None and saved > start:
+                start = saved
+            n = num_tokens[r] - start
+            if 0 < threshold < n:
+                n = threshold
+            if n > budget:
+                n = budget
+            free = pool.num_free()
+            if (self.full_fit and pool.need(r, num_tokens[r], hits) > free) or \
+                    pool.need(r, start + n, hits) > free:
+                return budget, r
+            waitq.pop()
+            pool.allocate(r, start + n, hits)
+            pool.cache(r, start + n, num_tokens[r])
+            self._admitted(r, len(hits) * bs, start)
+            running.append(r)
+            sched[r] = n
+            admitted[r] = start
+            budget -= n
+        return budget, None
 
     def _may_hit(self, r):
         """Can a lookup find anything? Only shared-prefix requests and ones computed before."""
@@ -364,10 +320,10 @@ class VLLM(Policy):
     def _admitted(self, r, hit, start):
         key = "preempted_" if self.status[r] == PREEMPTED else ""
         if self.prefix_caching:   # vLLM counts every lookup, also those that cannot hit
-            self.pc[key + "queries"] += self.T[r]
+            self.pc[key + "queries"] += self.num_tokens[r]
             self.pc[key + "hits"] += hit
         if not key:
-            self.sim.cached_tokens[r] = hit
+            self.sim.record_prefix_hit(r, hit)
         saved = self.saved.pop(r, None)
         if saved is not None and start > hit:   # swap: the blocks the cache lost come back
             self.swap_in_blocks += cdiv(start, self.bs) - hit // self.bs
@@ -376,42 +332,45 @@ class VLLM(Policy):
         if lost > start:
             self.recomputed += lost - start
         self.status[r] = RUNNING
-        self.C[r] = start
+        self.num_computed_tokens[r] = start
         self.looked_up[r] = True
 
     def _preempt(self, v):
         if self.swap:
             blocks = self.pool.n_blocks(v)
-            self.saved[v] = self.C[v]
+            self.saved[v] = self.num_computed_tokens[v]
             self.swap_out_blocks += blocks
             self.swap_extra += blocks * self.swap_ticks
         else:
-            self.thrown[v] = self.C[v]
+            self.thrown[v] = self.num_computed_tokens[v]
         self.pool.free_request(v, False)
         self.status[v] = PREEMPTED
         self.stale[v] = self.inflight[v]
-        self.C[v] = 0
-        self.ph[v] = 0
-        self._prepend(v)
+        self.num_computed_tokens[v] = 0
+        self.num_output_placeholders[v] = 0
+        self.waitq.prepend(v)
 
     def _after_schedule(self, sched):
         """_update_after_schedule: computed tokens advance; a request that samples gets a
         placeholder (async)."""
-        C, T, ph, inflight = self.C, self.T, self.ph, self.inflight
+        computed, num_tokens = self.num_computed_tokens, self.num_tokens
+        placeholders, inflight = self.num_output_placeholders, self.inflight
         step = []
         for r, n in sched.items():
-            samples = C[r] + n >= T[r] + ph[r]
-            C[r] += n
+            samples = computed[r] + n >= num_tokens[r] + placeholders[r]
+            computed[r] += n
             inflight[r] += n
             if samples and self.async_:
-                ph[r] += 1
+                placeholders[r] += 1
             step.append((r, n, samples))
         self.step = step
 
     def _update(self, step):
         """update_from_output for one step: sampled tokens are delivered; finished requests are
         freed, in scheduled order."""
-        C, T, ph, P, O = self.C, self.T, self.ph, self.P, self.O
+        computed, num_tokens = self.num_computed_tokens, self.num_tokens
+        placeholders, prompt, max_tokens = (self.num_output_placeholders, self.num_prompt_tokens,
+                                            self.max_tokens)
         status, inflight, stale, pool = self.status, self.inflight, self.stale, self.pool
         caching, bs = pool.caching, self.bs
         n_cached = pool.n_cached if caching else None
@@ -425,18 +384,18 @@ class VLLM(Policy):
             if status[r] == FINISHED or not samples:
                 continue
             sampled = True
-            had_ph = ph[r] > 0
-            T[r] += 1
-            if not is_stale and had_ph:
-                ph[r] -= 1
-            if (not is_stale and status[r] == RUNNING and had_ph and caching
-                    and (C[r] - inflight[r]) // bs > n_cached.get(r, 0)):
-                pool.cache(r, C[r] - inflight[r], T[r])
-            if T[r] - P[r] == O[r]:
+            had_placeholder = placeholders[r] > 0
+            num_tokens[r] += 1
+            if not is_stale and had_placeholder:
+                placeholders[r] -= 1
+            if (not is_stale and status[r] == RUNNING and had_placeholder and caching
+                    and (computed[r] - inflight[r]) // bs > n_cached.get(r, 0)):
+                pool.cache(r, computed[r] - inflight[r], num_tokens[r])
+            if num_tokens[r] - prompt[r] == max_tokens[r]:
                 if status[r] == RUNNING:
                     done.append(r)
                 else:                     # preempted with its last token in flight
-                    self._drop_waiting(r)
+                    self.waitq.remove(r)
                 status[r] = FINISHED
                 pool.free_request(r, True)
                 self.slot_of.pop(r, None)
@@ -455,139 +414,28 @@ class VLLM(Policy):
         if self.victims:
             self.victims.clear()
 
-    def _drop_waiting(self, r):
-        if self.fcfs:
-            self.waitq.remove(r)
-        else:
-            self.waitq = [e for e in self.waitq if e[2] != r]
-            heapq.heapify(self.waitq)
-
-    # ------------------------------------------------------------ runs of identical steps
-    def _bulk(self, j):
-        """Steps 2..j+1 of the run that just ended repeated the planned one: computed tokens,
-        outputs (all but the last step's), blocks and the prefix cache, at once."""
-        if j <= 0:
-            return
-        C, T, pool, bs, step = self.C, self.T, self.pool, self.bs, self.step
-        late = self.async_          # an async decode's blocks are cached one step later
-        ordered = pool.caching and self._shared_in(step)
-        events = []
-        for order, (r, n, samples) in enumerate(step):
-            c0 = C[r]
-            c1 = c0 + j * n
-            pool.grow(r, c1)
-            C[r] = c1
-            if samples:
-                T[r] += j
-            if not pool.caching:
-                continue
-            upto = c1 - 1 if (late and samples) else c1
-            if ordered and self.spans[r] is not None:
-                lag = 1 if (late and samples) else 0
-                first = pool.n_cached.get(r, 0)
-                full = min(upto, T[r] - T[r] % bs) // bs
-                for b in range(first, full):
-                    m = max(1, cdiv((b + 1) * bs + lag - c0, n))
-                    events.append((m, order, r, b))
-                if full > first:
-                    pool.n_cached[r] = full
-            elif upto // bs > pool.n_cached.get(r, 0):
-                pool.cache(r, upto, T[r])
-        if events:
-            events.sort()
-            for _, _, r, b in events:
-                pool.cache_block(r, b)
-        if any(s for _, _, s in step):
-            self._progress()
-
-    def _shared_in(self, step):
-        """True if two requests of this step share a prefix id (their blocks may carry the same
-        hashes, and the prefix cache keeps duplicates in the order they were cached)."""
-        seen = set()
-        for r, _, _ in step:
-            span = self.spans[r]
-            if span is not None:
-                if span[0] in seen:
-                    return True
-                seen.add(span[0])
-        return False
-
     # ------------------------------------------------------------ the step -> the core
     def _apply(self, sched, preempted, admitted):
-        sim, slot_of, res = self.sim, self.slot_of, self.sim.res
+        sim, slot_of = self.sim, self.slot_of
         for v in preempted:
             slot = slot_of.pop(v, None)
             if slot is not None:
                 sim.evict(slot)
             else:        # async: preempted while its last token was in flight
-                sim.preemptions[v] += 1
+                sim.count_preemption(v)
         for r in self.running:
             slot = slot_of.get(r)
             if slot is None or r in admitted:
                 continue
-            resident = res[slot]
-            if resident is None or resident.rid != r:   # finished, output not processed yet
+            if sim.occupant(slot) != r:   # finished, its output not processed yet
                 continue
             n = sched.get(r)
             if n is None:
                 sim.pause(slot)
-            elif resident.phase == PAUSED:
-                sim.unpause(slot, n)
-            elif resident.phase == PREFILL:
-                if resident.chunk != n:
-                    sim.set_chunk(slot, n)
-            elif resident.phase == FINAL and resident.pf_left != n:
-                sim.set_chunk(slot, n)
+            else:
+                sim.schedule_tokens(slot, n)
         for r, start in admitted.items():
-            slot_of[r] = sim.admit(r, sched[r], prefill=self.T[r] - start, kv0=start)
+            slot_of[r] = sim.admit(r, sched[r], prefill=self.num_tokens[r] - start, kv0=start)
         if self.swap_extra:
             sim.add_cost(self.swap_extra)
             self.swap_extra = 0
-
-    def _set_horizon(self, sched, preempted, info):
-        lingering, blocked, budget = info
-        sim = self.sim
-        running = len(self.running)
-        self.wants = (running + len(self.waitq) <= 1
-                      or (running < self.max_seqs and budget > 0
-                          and (not self.waitq or not self.fcfs)))
-        if (preempted or lingering or (self.arrived and self.wants)
-                or (blocked is not None and self._unstable(blocked))):
-            self.h = 1
-            return
-        total = self.pool.total
-        if total is None or not sched:
-            self.h = None
-            return
-        free, bs, C = self.pool.num_free(), self.bs, self.C
-        step = [(C[r], n) for r, n, _ in self.step]
-        res, slot_of, passes = sim.res, self.slot_of, sim.passes
-        kmax = min((res[slot_of[r]].target for r, _, _ in self.step
-                    if r in slot_of and res[slot_of[r]] is not None), default=passes + 1) - passes
-
-        def demand(m):   # blocks the next m steps allocate
-            return sum(cdiv(c + m * n, bs) - cdiv(c, bs) for c, n in step)
-
-        if kmax <= 1 or demand(kmax - 1) <= free:
-            self.h = None
-            return
-        lo, hi = 0, kmax - 1     # demand(lo) <= free < demand(hi)
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if demand(mid) <= free:
-                lo = mid
-            else:
-                hi = mid
-        self.h = lo + 1
-
-    def _unstable(self, r):
-        """May the blocked waiting head fit before the pool shrinks? Only if its prefix hit can
-        grow (blocks of its shared prefix are being computed or duplicated) or, without
-        full-prompt admission, shrink into a smaller first chunk."""
-        if not self.pool.caching:
-            return False
-        return self.spans[r] is not None or (not self.full_fit and self.looked_up[r])
-
-    # ------------------------------------------------------------ livelock
-    def _livelock(self):
-        check_livelock(self, VLLM_VERSION)
