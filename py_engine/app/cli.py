@@ -11,8 +11,16 @@ import csv
 import json
 import sys
 
+from .. import api, bench
+from ..analysis import validate
+from ..api import set_field
+from ..model import kv
+from ..model.kv import KV_PARAMS
+from ..policies import base_schedulers
 from ..scenario import fields
+from ..verify import check
 from . import report
+from .figures import FIGURES
 from ..errors import ScenarioError
 from ..sim.work import WORK_CAP
 
@@ -112,7 +120,6 @@ def scenario_from_args(args):
             raise ScenarioError("scenario", src[:40], "a JSON object",
                                 "scenario %s: must hold a JSON object, not %s"
                                 % (src[:40], type(sc).__name__ if sc is not None else "null"))
-    from ..api import set_field
     trace = fields.BY_PATH["workload.trace.name"]
     for f in CLI_FIELDS:
         v = getattr(args, f.flag.replace("-", "_"), None)
@@ -129,7 +136,6 @@ def scenario_from_args(args):
 
 
 def _kv_cmd(args):
-    from ..model import kv
     if args.presets:
         p = kv.presets()
         print(json.dumps(p, indent=1) if args.json else report.kv_presets(p))
@@ -142,7 +148,6 @@ def _kv_cmd(args):
 
 
 def _parser():
-    from ..model.kv import KV_PARAMS
     p = _Parser(prog="python -m py_engine", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
 
@@ -163,7 +168,6 @@ def _parser():
     scenario_cmd("compare", "static vs continuous on the same trace")
     sw = scenario_cmd("sweep", "speedup across values of one parameter")
     # default: the page's speedup sweep (the article's skew figure)
-    from .figures import FIGURES
     default = FIGURES["skew"]["sweep"]
     sw.add_argument("--param", default=fields.BY_PATH[default["param"]].url,
                     help="one of " + ", ".join(fields.SWEEPS))
@@ -186,30 +190,25 @@ def _parser():
 
 def main(argv=None):
     args = _parser().parse_args(argv)
-    from .. import api
     try:
         if args.cmd == "validate":
-            from ..analysis import validate
             r = validate.run()
             print(json.dumps(r, indent=1) if args.json else validate.report(r))
             return 0
         if args.cmd == "check":
-            from ..verify import check
             r = check.run(quick=not args.full)
             print(json.dumps(r, indent=1) if args.json else report.checks(r))
             return 1 if r["failed"] else 0
         if args.cmd == "kv":
             return _kv_cmd(args)
         if args.cmd == "bench":
-            from .. import bench
             bench.main(quick=args.quick)
             return 0
         sc = scenario_from_args(args)
         if args.cmd == "sweep":
             values = [_value(v.strip()) for v in args.values.split(",") if v.strip()]
             name = sc.pop("scheduler", None)  # --scheduler X: sweep X alone, sized to the SLO
-            r = api.sweep(sc, args.param, values, (name,) if name else ("static", "continuous"),
-                          args.max_work)
+            r = api.sweep(sc, args.param, values, (name,) if name else None, args.max_work)
             if args.json:
                 print(json.dumps(r, indent=1, allow_nan=False))
             else:
@@ -219,8 +218,8 @@ def main(argv=None):
             r = api.simulate(sc, args.max_work)
             results = {r["scheduler"]: r}
         else:
-            schedulers = ("static", "continuous")
-            if sc.get("scheduler") not in (None, "static", "continuous"):
+            schedulers = base_schedulers()
+            if sc.get("scheduler") not in (None,) + schedulers:
                 schedulers = schedulers + (sc["scheduler"],)
             sc.pop("scheduler", None)
             r = api.compare(sc, schedulers, args.max_work)

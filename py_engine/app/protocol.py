@@ -25,17 +25,17 @@ import math
 from array import array
 
 from .. import api
-from ..analysis import results
+from ..analysis import calibrate, results
+from ..model import kv, roofline
+from ..verify import check
 from ..errors import ScenarioError, show
 from ..scenario.presets import presets, story
 from . import figures
 from .schema import schema
 
-DEFAULT_SCHEDULERS = ("static", "continuous")
 
 
 def _check(params, slice_s, fmt):
-    from ..verify import check
     quick = params.get("quick", True)
     if not isinstance(quick, bool):
         raise ScenarioError("params.quick", quick, "true or false")
@@ -53,7 +53,6 @@ def _now(fn):
 def _kv(params):
     """The KV calculator; for a preset model on a preset GPU also what its passes cost under the
     roofline (the deployment panel)."""
-    from ..model import kv, roofline
     r = kv.kv_from_params(params)
     if r.get("model") and r.get("gpu") and r.get("fits"):
         try:
@@ -65,7 +64,6 @@ def _kv(params):
 
 
 def _calibrate(params):
-    from ..analysis import calibrate
     return calibrate.fit(params.get("csv"))
 
 
@@ -76,11 +74,11 @@ PACKAGES = {"calibrate": ["numpy"]}
 METHODS = {
     "simulate": lambda p, s, fmt: api.simulate_steps(p.get("scenario"), s, fmt),
     "compare": lambda p, s, fmt: api.compare_steps(p.get("scenario"),
-                                                   p.get("schedulers") or DEFAULT_SCHEDULERS,
+                                                   p.get("schedulers") or None,
                                                    s, fmt),
     "sweep": lambda p, s, fmt: api.sweep_steps(p.get("scenario"), p.get("param", "skew"),
                                                p.get("values", (0.0, 0.3, 0.6)),
-                                               p.get("schedulers") or DEFAULT_SCHEDULERS, s),
+                                               p.get("schedulers") or None, s),
     "check": _check,
     "stall": _now(lambda p: figures.stall(p.get("scenario"))),
     "schema": _now(lambda p: schema()),

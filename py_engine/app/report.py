@@ -6,6 +6,7 @@ names no scenario field itself.
 
 from ..scenario import fields
 from ..model.cost import cost_unit
+from ..model.kv import kv_bytes_per_token
 
 
 def fmt(x, digits=3):
@@ -141,7 +142,6 @@ def checks(r):
 
 
 def kv_presets(p):
-    from ..model.kv import kv_bytes_per_token
     lines = ["%-14s %-18s %7s %8s %8s %16s %12s" % ("model", "", "layers", "kv_heads", "head_dim",
                                                      "params", "KV B/token")]
     for k, m in p["models"].items():

@@ -5,7 +5,7 @@ holds on random valid scenarios."""
 
 
 def main(quick=False):
-    from . import engine, vllm, work
+    from . import engine, vllm, work   # on demand: the benchmarks load only when run
     engine.main(quick=quick)
     vllm.main(quick=quick)
     work.main(quick=quick)

@@ -3,6 +3,8 @@ the article's story. A preset is a partial scenario; normalize() fills in the re
 
 import copy
 
+from ..policies import REGISTRY
+
 PRESETS = {
     "article": {"label": "Article default",
                 "description": "64 requests arriving together, 8 slots, chunk 512, long-tail "
@@ -44,7 +46,6 @@ def presets():
 
 def _lanes(scenario):
     """The base pair, plus the scenario's own scheduler when it is not one of them."""
-    from ..policies import REGISTRY
     base = [n for n in sorted(REGISTRY, key=lambda n: REGISTRY[n].order) if REGISTRY[n].base]
     own = scenario.get("scheduler")
     return base + ([own] if own and own not in base else [])

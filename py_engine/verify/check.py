@@ -12,7 +12,7 @@ import random
 import time
 
 from ..model import kv
-from ..api import compare, run_sim, simulate, sweep
+from ..api import compare, drain, run_sim, simulate, sweep
 from ..model.cost import Cost, prefill_steps, step_cost_ms
 from ..errors import ScenarioError
 from ..scenario.prepared import prepare
@@ -193,5 +193,4 @@ def run_steps(quick=True, seed=20260101):
 
 def run(quick=True, seed=20260101):
     """The self-check: {"passed", "failed", "checks": [{"name", "ok", "detail"}], ...}."""
-    from ..api import drain
     return drain(run_steps(quick, seed))

@@ -14,6 +14,7 @@ import base64
 import gzip
 import json
 
+from ..policies.vllm.scheduler import VLLM
 from ..sim.core import Sim
 from ..model.cost import TICKS, Cost
 from ..scenario.prepared import prepare
@@ -23,7 +24,7 @@ KNOBS = ("enable_prefix_caching", "async_scheduling", "scheduler_reserve_full_is
 
 
 def load():
-    from .vllm_recorded import CASES
+    from .vllm_recorded import CASES   # start-up: the recorded cases, read when replayed
     return json.loads(gzip.decompress(base64.b64decode(CASES)))
 
 
@@ -46,7 +47,6 @@ def scenario(cfg, cost="article"):
 
 def replay(case):
     """(ok, detail) for one recorded case."""
-    from ..policies.vllm.scheduler import VLLM
     sc = prepare(scenario(case["config"]))
     trace = generate(sc["workload"])
     sim = Sim(trace, sc["server"]["slots"], Cost.from_scenario(sc))

@@ -53,6 +53,7 @@ import random
 
 from ..model.cost import TICKS, to_ticks
 from ..errors import ScenarioError
+from . import traces
 
 MAX_ARRIVE = 1e9            # cost units (ms, or passes under the unit cost)
 P_LONG = 0.15
@@ -136,7 +137,6 @@ def generate(workload):
         return _from_items(workload["items"])
     trace = workload.get("trace") or {"name": "none"}
     if trace["name"] != "none":
-        from . import traces
         return Trace(*traces.window(trace, workload["seed"]))
     n, skew = workload["requests"], workload["skew"]
     rng = random.Random(workload["seed"])

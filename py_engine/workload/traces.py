@@ -31,7 +31,7 @@ def columns(name):
     """{"arrive_100ns", "prompt", "out"} of a whole trace (decoded once)."""
     got = _cache.get(name)
     if got is None:
-        from ..data.trace_data import TRACES
+        from ..data.trace_data import TRACES   # start-up: 3,000 lines of data, read when used
         got = _cache[name] = json.loads(gzip.decompress(base64.b64decode("".join(TRACES[name]))))
     return got
 

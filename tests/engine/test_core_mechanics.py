@@ -216,3 +216,60 @@ def test_pausing_everyone_is_refused_naming_the_rule():
         assert "paused every resident" in str(e) and e.field == "scheduler"
     else:
         raise AssertionError("no error")
+
+
+def _plain_and_inlined(monkeypatch, raw):
+    from py_engine.analysis.results import result
+    from py_engine.api import run_sim
+    inlined = result(run_sim(raw, work_cap=None))
+    monkeypatch.setattr(Sim, "inline_transitions", False)
+    plain = result(run_sim(raw, work_cap=None))
+    monkeypatch.setattr(Sim, "inline_transitions", True)
+    return inlined, plain
+
+
+@settings(max_examples=60, deadline=None)
+@given(scheduler=st.sampled_from(["static", "continuous", "vllm"]), seed=st.integers(0, 10**6),
+       requests=st.integers(1, 60), slots=st.integers(1, 12), chunk=st.integers(1, 600),
+       skew=st.sampled_from([0.0, 0.5, 0.9]), kv=st.sampled_from([None, 2000, 6000]),
+       arrival=st.sampled_from([{"kind": "burst"}, {"kind": "poisson", "rate": 30.0}]))
+def test_the_inlined_phase_ends_equal_the_plain_path(scheduler, seed, requests, slots, chunk, skew,
+                                                     kv, arrival):
+    """Sim._end_phases inlines the two commonest phase ends for speed; with inline_transitions
+    off every phase end goes through Phases._transition. Every number must be the same."""
+    import pytest
+    raw = {"scheduler": scheduler, "workload": {"requests": requests, "seed": seed, "skew": skew,
+                                                "arrival": arrival},
+           "server": {"slots": slots, "chunk": chunk,
+                      "kv_tokens": kv if scheduler == "vllm" else None}}
+    mp = pytest.MonkeyPatch()
+    try:
+        inlined, plain = _plain_and_inlined(mp, raw)
+    except Exception as e:      # a kv pool too small for the trace is refused the same way
+        from py_engine.errors import ScenarioError
+        assert isinstance(e, ScenarioError)
+        return
+    finally:
+        mp.undo()
+    assert inlined == plain
+
+
+def test_the_plain_path_is_really_taken(monkeypatch):
+    """The switch is live: with it off the inlined code is never reached (every phase end goes
+    through _transition), with it on most phase ends skip _transition."""
+    from py_engine.api import run_sim
+    from py_engine.sim.phases import Phases
+    calls = {"n": 0}
+    real = Phases._transition
+
+    def counting(self, r):
+        calls["n"] += 1
+        return real(self, r)
+    monkeypatch.setattr(Phases, "_transition", counting)
+    raw = {"workload": {"requests": 50}}
+    run_sim(raw)
+    on = calls["n"]
+    calls["n"] = 0
+    monkeypatch.setattr(Sim, "inline_transitions", False)
+    run = run_sim(raw)
+    assert calls["n"] >= 2 * run.sim.n > on     # a last chunk and a last token per request
