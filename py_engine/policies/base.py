@@ -46,6 +46,10 @@ Determinism: no policy may use randomness or wall-clock time; ties go to the low
 earliest request id (sim.free is a min-heap; waiting is FCFS).
 """
 
+from __future__ import annotations
+
+from typing import Any, Callable
+
 from ..sim.view import SimView, as_view
 
 
@@ -58,36 +62,36 @@ class Policy:
 
     def __init__(self, sim, scenario, trace=None):
         self.sim: SimView = as_view(sim)
-        self.scenario = scenario
+        self.scenario = scenario     # scenario/prepared.py Scenario
         self.trace = trace      # the workload.Trace (per-request prefix ids, priorities)
-        self.chunk = scenario["server"]["chunk"]
+        self.chunk: int = scenario["server"]["chunk"]
 
     @classmethod
-    def check(cls, scenario, trace):
+    def check(cls, scenario, trace) -> None:
         """Raise ScenarioError if this policy cannot serve `trace` under `scenario`."""
 
-    def schedule(self):
+    def schedule(self) -> None:
         raise NotImplementedError
 
-    def horizon(self):
+    def horizon(self) -> int | None:
         return None
 
-    def wants_arrivals(self):
+    def wants_arrivals(self) -> bool:
         return bool(self.sim.free)
 
-    def extra_metrics(self):
+    def extra_metrics(self) -> dict[str, Any]:
         return {}
 
-    kv_after = None
+    kv_after: Callable[[int], int] | None = None
 
-    def block_view(self):
+    def block_view(self) -> dict | None:
         return None
 
 
-REGISTRY = {}
+REGISTRY: dict[str, type[Policy]] = {}
 
 
-def register(name):
+def register(name: str):
     """Class decorator: make a policy available as scenario["scheduler"] == name."""
     def deco(cls):
         cls.name = name

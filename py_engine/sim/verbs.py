@@ -7,6 +7,8 @@ user's policy learns exactly what it did wrong. The checks cost a few comparison
 attribute used here is set by Sim).
 """
 
+from __future__ import annotations
+
 import heapq
 
 from ..errors import PolicyError
@@ -28,7 +30,8 @@ class Verbs(Phases):
             _refuse(verb, "slot %d is empty" % slot)
         return r
 
-    def admit(self, rid, chunk, prefill=None, hold_until=0, kv0=0):
+    def admit(self, rid: int, chunk: int, prefill: int | None = None, hold_until: int = 0,
+              kv0: int = 0) -> int:
         """Place request `rid` (already taken from `waiting` by the caller) in the lowest free slot.
 
         chunk: prompt tokens per pass while prefilling.
@@ -83,11 +86,11 @@ class Verbs(Phases):
             self._enter_prefill(r)
         return slot
 
-    def admit_ghost(self, chunk, prefill, hold_until):
+    def admit_ghost(self, chunk: int, prefill: int, hold_until: int) -> int:
         """An empty row of a static group: costs like a member, counted as padding."""
         return self.admit(-1, chunk, prefill, hold_until)
 
-    def set_chunk(self, slot, chunk):
+    def set_chunk(self, slot: int, chunk: int) -> None:
         """Change a prefilling resident's tokens per pass (takes effect from the next pass)."""
         r = self._resident("set_chunk", slot)
         if type(chunk) is not int or chunk < 1:
@@ -102,7 +105,7 @@ class Verbs(Phases):
             r.chunk = chunk
             self._enter_prefill(r)
 
-    def schedule_tokens(self, slot, n):
+    def schedule_tokens(self, slot: int, n: int) -> None:
         """The resident processes n tokens in the next pass (vLLM's num_scheduled_tokens): a
         paused one comes back, a prefilling one takes n per pass, a decoding one goes on."""
         r = self._resident("schedule_tokens", slot)
@@ -115,7 +118,7 @@ class Verbs(Phases):
         elif phase == FINAL and r.pf_left != n:
             self.set_chunk(slot, n)
 
-    def evict(self, slot):
+    def evict(self, slot: int) -> int:
         """Remove a resident (preemption): its KV is dropped, its emitted tokens stay emitted.
 
         Returns the request id; the caller decides where to requeue it (vLLM: waiting.appendleft).
@@ -137,7 +140,7 @@ class Verbs(Phases):
         self.preemptions[r.rid] += 1
         return r.rid
 
-    def pause(self, slot):
+    def pause(self, slot: int) -> None:
         """Keep the resident's slot and KV but leave it out of the next passes (no row, no tokens)."""
         r = self._resident("pause", slot)
         if r.phase == PAUSED:
@@ -155,7 +158,7 @@ class Verbs(Phases):
         r.phase = PAUSED
         self.rows -= 1
 
-    def unpause(self, slot, chunk):
+    def unpause(self, slot: int, chunk: int) -> None:
         """Put a paused resident back in the batch from the next pass, prefilling `chunk` per pass."""
         r = self._resident("unpause", slot)
         if r.phase != PAUSED:
@@ -171,32 +174,32 @@ class Verbs(Phases):
         else:
             self._enter_prefill(r)
 
-    def wait_until(self, tick):
+    def wait_until(self, tick: int) -> None:
         """Run no pass now; jump the clock to `tick` (> now), e.g. a static group waiting to fill."""
         if type(tick) is not int or tick <= self.now:
             _refuse("wait_until", "the time must be an integer tick after now (%d), not %r"
                     % (self.now, tick))
         self._wait_until = tick
 
-    def add_cost(self, ticks):
+    def add_cost(self, ticks: int) -> None:
         """Add `ticks` to the cost of the next pass only (e.g. a swap transfer)."""
         if type(ticks) is not int or ticks < 0:
             _refuse("add_cost", "ticks must be an integer >= 0, not %r" % (ticks,))
         self._extra_cost += ticks
 
-    def count_work(self, units):
+    def count_work(self, units: int) -> None:
         """Work the policy did in its own per-event walks (sim/work.py): the cap counts it."""
         self.work += units
 
-    def record_prefix_hit(self, rid, tokens):
+    def record_prefix_hit(self, rid: int, tokens: int) -> None:
         """Prompt tokens of `rid` a prefix cache served at its first admission."""
         self.cached_tokens[rid] = tokens
 
-    def count_preemption(self, rid):
+    def count_preemption(self, rid: int) -> None:
         """A preemption of a request that holds no slot (vLLM's async scheduling: preempted while
         its last token was in flight); evict() counts the others."""
         self.preemptions[rid] += 1
 
-    def resident_kv(self, slot):
+    def resident_kv(self, slot: int) -> int:
         """KV tokens held by the resident in `slot` now: prompt tokens processed + tokens emitted."""
         return self._kv_of(self._resident("resident_kv", slot))
