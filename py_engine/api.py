@@ -23,6 +23,7 @@ from .errors import ScenarioError
 from .model.cost import Cost
 from .policies import SPEEDUP, base_schedulers, get as _get_policy, scheduler_names
 from .scenario import fields
+from .scenario.normalize import holds
 from .scenario.prepared import Scenario, prepare
 from .scenario.presets import presets
 from .sim.core import Sim
@@ -159,7 +160,8 @@ def set_field(scenario, dotted, value):
 
 SWEEP_METRICS = ("passes", "makespan", "utilization", "throughput_tok_s", "ttft", "tpot", "itl",
                  "e2e", "goodput_rps", "slo_attainment", "meets_slo", "slo", "preemptions",
-                 "kv_peak_tokens", "prefix_hit_rate", "offered_rps", "served_rps", "backlog")
+                 "kv_peak_tokens", "prefix_hit_rate", "offered_rps", "served_rps", "backlog",
+                 "peak_running", "peak_concurrency")
 
 
 def sweep_steps(scenario=None, param="skew", values=(0.0, 0.3, 0.6),
@@ -171,10 +173,12 @@ def sweep_steps(scenario=None, param="skew", values=(0.0, 0.3, 0.6),
     if not isinstance(values, (list, tuple)) or not 1 <= len(values) <= MAX_SWEEP_POINTS:
         raise ScenarioError("values", values, "a list of 1 to %d values" % MAX_SWEEP_POINTS)
     base = dict(prepare(scenario).doc)
-    # sweeping a field that exists only in one variant (a Poisson rate) implies that variant
+    # sweeping a field that exists only in one variant (a Poisson rate) implies that variant;
+    # a scenario already in one of its variants keeps it, with all its other fields
     for cond, allowed in fields.BY_PATH[path].when.items():
-        parent, _, key = cond.rpartition(".")
-        set_field(base, parent, {key: allowed[0]})
+        if not holds({cond: allowed}, base):
+            parent, _, key = cond.rpartition(".")
+            set_field(base, parent, {key: allowed[0]})
     parts = path.split(".")
     points = []
     for v in values:

@@ -148,6 +148,17 @@ def _ms(x):
     return "%.1f" % x if x < 100 else "{:,.0f}".format(x)
 
 
+def peak_in_flight(arrive, done):
+    """The most requests arrived and not yet done at one time (a request done at the tick
+    another arrives is gone). It can only rise at an arrival; `arrive` is in arrival order.
+
+    >>> peak_in_flight([0, 0, 5, 9], [5, 7, 9, 12])
+    2
+    """
+    gone = sorted(done)
+    return max((i + 1 - bisect_right(gone, a) for i, a in enumerate(arrive)), default=0)
+
+
 def compute(sim, scenario):
     n, slots, passes = sim.n, sim.slots, sim.passes
     arrive, out, first, done, last = (sim.arrive, sim.out, sim.first_tick, sim.done_tick,
@@ -179,6 +190,7 @@ def compute(sim, scenario):
                           {"ttft_ms": tt["p95"], "tpot_ms": tp["p95"], "e2el_ms": te["p95"]})
     seconds = makespan / TICKS / 1000.0
     output_tokens = sum(out)
+    prompt_tokens = sum(sim.prompt)
     last_arrival = max(arrive)
     span = last_arrival / TICKS / 1000.0         # arrivals' span (0: a burst)
     return {
@@ -191,6 +203,12 @@ def compute(sim, scenario):
                        "idle": t_idle, "total": total},
         "output_tokens": output_tokens,
         "throughput_tok_s": output_tokens / seconds,
+        # as vllm bench serve prints them: (prompt + output) tokens / s, requests / s, the most
+        # requests in flight (arrived, not done) at once, and the most holding a slot at once
+        "total_token_throughput_tok_s": (prompt_tokens + output_tokens) / seconds,
+        "request_throughput_rps": n / seconds,
+        "peak_concurrency": peak_in_flight(arrive, done),
+        "peak_running": sim.peak_in_slot,
         "ttft": tt,
         "tpot": tp,
         "itl": _weighted_pcts(sim.rec.gap_weights, sim.rec.gap_lines),

@@ -31,10 +31,17 @@ def shown(value):
     return "no limit" if value is None else value
 
 
+def best_point(points, scheduler):
+    """The point of the largest swept value meeting the SLO for `scheduler`, or None (a point's
+    value may itself be None: no limit)."""
+    ok = [pt for pt in points if pt[scheduler]["meets_slo"]]
+    return max(ok, key=rank) if ok else None
+
+
 def best_value(points, scheduler):
     """Largest swept value whose point meets the SLO for `scheduler`, or None."""
-    ok = [pt for pt in points if pt[scheduler]["meets_slo"]]
-    return max(ok, key=rank)["value"] if ok else None
+    pt = best_point(points, scheduler)
+    return None if pt is None else pt["value"]
 
 
 def annotate(result, schedulers, slo, label=None):
@@ -64,23 +71,56 @@ def recommend(result, name, label):
     over = all(pt[name].get("offered_rps") and pt[name]["backlog"] > OVERLOAD * k
                for pt, k in zip(pts, n))
     load = None
+    # does throughput still rise at the largest setting tried? then a larger one may serve more
+    rising = len(pts) > 1 and pts[-1][name]["served_rps"] > pts[-2][name]["served_rps"] * 1.01
     if over:
         load = "the load exceeds the deployment: %.2f req/s arrive, at most %.2f are served" % (
             pts[0][name]["offered_rps"], max(pt[name]["served_rps"] for pt in pts))
-    best = result["best"][name]
-    if best is None:
+        if rising:
+            load += ("; throughput still rises at %s = %s: try larger values"
+                     % (label, shown(pts[-1]["value"])))
+    best_pt = best_point(pts, name)
+    best = None if best_pt is None else best_pt["value"]
+    if best_pt is None:
         text = "no %s tried meets the SLO: at %s, %s" % (label, shown(pts[-1]["value"]),
                                                          pts[-1][name]["slo"]["why"])
     else:
-        top = rank(next(pt for pt in pts if pt["value"] == best))
+        top = rank(best_pt)
         above = [pt for pt in pts if rank(pt) > top]
         if above:
             text = "set %s to %s: at %s, %s" % (label, shown(best), shown(above[0]["value"]),
                                                   above[0][name]["slo"]["why"])
         else:
-            low = next(pt for pt in pts if pt["value"] == result["lowest"][name])
-            text = "set %s to %s, the largest tried, which meets the SLO" % (label, shown(best))
-            if rank(low) != top and all(pt[name]["meets_slo"] for pt in pts
-                                        if rank(pt) >= rank(low)):
-                text += " (so does every setting from %s up)" % shown(low["value"])
-    return {"value": best, "text": text, "overloaded": over, "load": load}
+            same = _same_from(pts, name)
+            if same is not best_pt:     # the largest settings all ran the same run
+                best = same["value"]
+                peak = same[name].get("peak_running")
+                text = ("set %s to %s: every setting from %s up gives the same run%s, and it "
+                        "meets the SLO" % (label, shown(best), shown(best),
+                                           " (at most %d requests ran at once)" % peak
+                                           if peak is not None else ""))
+            else:
+                low = min((pt for pt in pts if pt[name]["meets_slo"]), key=rank)
+                text = "set %s to %s, the largest tried, which meets the SLO" % (label, shown(best))
+                if rank(low) != top and all(pt[name]["meets_slo"] for pt in pts
+                                            if rank(pt) >= rank(low)):
+                    text += " (so does every setting from %s up)" % shown(low["value"])
+    return {"value": best, "text": text, "overloaded": over, "load": load, "rising": rising}
+
+
+# utilization is per slot: more idle slots lower it while every request's run stays the same
+NOT_THE_RUN = ("utilization",)
+
+
+def _same_from(pts, name):
+    """The smallest-ranked point from which every larger one has the very same metrics as the
+    largest (pts sorted by rank): beyond it the setting does not bind."""
+    def run(pt):
+        return {k: v for k, v in pt[name].items() if k not in NOT_THE_RUN}
+    top = run(pts[-1])
+    same = pts[-1]
+    for pt in reversed(pts[:-1]):
+        if run(pt) != top:
+            break
+        same = pt
+    return same

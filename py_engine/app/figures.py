@@ -25,9 +25,11 @@ FIGURES = {
     "slots": {"title": "Sizing the server", "embed_height": 490,
               # the richest scheduler on screen (vllm when its lane is on); `params`: what the
               # figure can sweep instead (the first is the default)
-              "sweep": {"param": "server.slots", "values": [1, 2, 4, 8, 16, 32, 64, 128],
+              "sweep": {"param": "server.slots",
+                        "values": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
+                        # vLLM's default max_num_seqs is 256 (1,024 for `vllm serve` on large GPUs)
                         "params": [{"param": "server.slots",
-                                    "values": [1, 2, 4, 8, 16, 32, 64, 128]},
+                                    "values": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]},
                                    {"param": "server.max_num_batched_tokens",
                                     "values": [256, 512, 1024, 2048, 4096, 8192, 16384]}],
                         # the SLO rule itself: the share of requests meeting every limit,

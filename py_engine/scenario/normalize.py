@@ -169,7 +169,8 @@ def _cost_object(field, value):
     return out
 
 
-def _holds(conditions, root):
+def holds(conditions, root):
+    """True if every `when` condition of a field holds in the (normalised) scenario `root`."""
     for path, values in conditions.items():
         node = root
         for p in path.split("."):
@@ -205,7 +206,7 @@ def _object(path, raw, root, out=None):
                 value = {shorthand.leaf: value}
             out[key] = {}
             _object(sub, value, root, out[key])
-        elif _holds(field.when, root):
+        elif holds(field.when, root):
             out[key] = _value(field, value)
     return out
 

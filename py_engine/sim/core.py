@@ -114,6 +114,7 @@ class Sim(Verbs):
         self.preemptions = array("q", [0] * n)
         self.cached_tokens = array("q", [0] * n)   # prompt tokens a prefix cache served
         self.in_slot = bytearray(n)     # 1 while the request holds a slot (admit's check)
+        self.n_in_slot = self.peak_in_slot = 0   # requests in slots now, and at most
         self.rec = Recorder(seg_cap, log_cap)   # segments, passes log, TBT gaps
 
     def _run_line(self, deployment):
@@ -341,6 +342,7 @@ class Sim(Verbs):
             res[slot] = None
             heapq.heappush(self.free, slot)
             self.in_slot[rid] = 0
+            self.n_in_slot -= 1
             self.n_resident -= 1
             self.rows -= 1
             self.done_pass[rid] = passes

@@ -170,6 +170,7 @@ class Phases:
     def _free_slot(self, r):
         if r.rid >= 0:
             self.in_slot[r.rid] = 0
+            self.n_in_slot -= 1
         self.res[r.slot] = None
         heapq.heappush(self.free, r.slot)
         self.n_resident -= 1

@@ -54,6 +54,9 @@ class Verbs(Phases):
             if self.done_pass[rid] >= 0:
                 _refuse("admit", "request %d is finished" % rid)
             self.in_slot[rid] = 1
+            self.n_in_slot += 1
+            if self.n_in_slot > self.peak_in_slot:
+                self.peak_in_slot = self.n_in_slot
         slot = heapq.heappop(self.free)
         r = Resident()
         r.slot, r.chunk, r.hold_until, r.kv0 = slot, chunk, hold_until, kv0

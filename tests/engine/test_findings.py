@@ -1,0 +1,89 @@
+"""The engine's side of the findings tried as each user would (issue "The three users, again"):
+each test failed on the code before its fix."""
+
+import pytest
+
+from py_engine import compare, simulate, sweep
+from py_engine.analysis.metrics import peak_in_flight
+
+
+def test_sweeping_a_field_inside_a_variant_keeps_the_variant():
+    """A rate_scale sweep of azure-conv-2023 with 300 requests ran azure-code-2023 with 1,000."""
+    trace = {"name": "azure-conv-2023", "count": 300}
+    r = sweep({"workload": {"trace": trace}}, "rate_scale", [0.5, 2.0], ["continuous"])
+    for pt in r["points"]:
+        alone = simulate({"scheduler": "continuous",
+                          "workload": {"trace": dict(trace, rate_scale=pt["value"])}})["metrics"]
+        assert pt["continuous"]["passes"] == alone["passes"]
+        assert pt["continuous"]["ttft"] == alone["ttft"]
+
+
+@pytest.mark.parametrize("param, values, base", [
+    ("tokens", [256, 2048], {"prefix": {"kind": "system", "groups": 3}}),
+    ("turns", [2, 6], {"prefix": {"kind": "conversation", "think": 500.0}}),
+])
+def test_sweeping_a_prefix_field_keeps_its_siblings(param, values, base):
+    wl = dict(base, requests=40)
+    r = sweep({"scheduler": "vllm", "workload": wl}, param, values, ["vllm"])
+    for pt in r["points"]:
+        prefix = dict(base["prefix"], **{param: pt["value"]})
+        alone = simulate({"scheduler": "vllm", "workload": dict(wl, prefix=prefix)})["metrics"]
+        assert pt["vllm"]["passes"] == alone["passes"]
+
+
+def test_a_null_best_value_is_recommended_as_no_limit():
+    """Both points met the SLO, yet the words said "no kv_tokens tried meets the SLO"."""
+    r = sweep({"scheduler": "vllm", "workload": {"requests": 30}}, "kv_tokens", [None, 3000],
+              ["vllm"])
+    assert all(pt["vllm"]["meets_slo"] for pt in r["points"])
+    assert r["points"][1]["vllm"]["preemptions"] > 0        # a different run: null is the best
+    text = r["recommendation"]["vllm"]["text"]
+    assert text.startswith("set kv_tokens to no limit") and "None" not in text
+
+
+def test_settings_that_do_not_bind_recommend_the_smallest_that_gives_the_same_run():
+    """64 and 128 slots gave identical numbers (40 requests) and "the largest tried" was said."""
+    r = sweep({"scheduler": "vllm", "workload": {"requests": 40}}, "slots", [8, 16, 32, 64, 128],
+              ["vllm"])
+    rec = r["recommendation"]["vllm"]
+    assert rec["value"] == 64 and "every setting from 64 up gives the same run" in rec["text"]
+    assert "at most 40 requests ran at once" in rec["text"]
+    assert r["points"][-1]["vllm"]["peak_running"] == 40
+
+
+def test_an_overload_that_more_slots_still_relieve_says_so():
+    """The page said "more max_num_seqs will not fix that" while throughput still rose."""
+    r = sweep({"scheduler": "vllm", "workload": {"requests": 300, "arrival": {
+        "kind": "poisson", "rate": 400.0}}}, "slots", [1, 2, 4], ["vllm"])
+    rec = r["recommendation"]["vllm"]
+    assert rec["overloaded"] and rec["rising"]
+    assert "throughput still rises at max_num_seqs = 4: try larger values" in rec["load"]
+
+
+def test_the_sizing_figure_reaches_vllms_defaults():
+    from py_engine.app.figures import FIGURES
+    values = FIGURES["slots"]["sweep"]["params"][0]["values"]
+    assert 256 in values and 1024 in values
+
+
+def test_vllm_bench_serve_numbers():
+    """Request throughput, total token throughput and peak concurrency, as vllm bench serve
+    prints them, checked against their definitions on the result's own requests."""
+    r = compare({"workload": {"requests": 80, "arrival": {"kind": "poisson", "rate": 25.0}}},
+                ["static", "continuous", "vllm"])
+    for name in ("static", "continuous", "vllm"):
+        m, reqs = r[name]["metrics"], r[name]["requests"]
+        seconds = m["makespan"] / 1000
+        assert m["request_throughput_rps"] == pytest.approx(len(reqs) / seconds)
+        tokens = sum(q["prompt"] + q["out"] for q in reqs)
+        assert m["total_token_throughput_tok_s"] == pytest.approx(tokens / seconds)
+        # brute force: in flight at each arrival instant (done at that instant = gone)
+        brute = max(sum(1 for q in reqs if q["arrive"] <= a["arrive"] < q["done"]) for a in reqs)
+        assert m["peak_concurrency"] == brute
+        held = max(sum(1 for q in reqs if q["admit"] <= a["admit"] < q["done"]) for a in reqs)
+        assert m["peak_running"] >= held and m["peak_running"] <= 8
+
+
+def test_peak_in_flight_counts_a_request_gone_when_another_arrives():
+    assert peak_in_flight([0, 0, 5, 9], [5, 7, 9, 12]) == 2
+    assert peak_in_flight([0, 1, 2], [10, 10, 10]) == 3
