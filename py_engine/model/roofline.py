@@ -122,12 +122,20 @@ class Deployment:
                        + (2 * L * frac(p["allreduce_us"]) * 10**3 if tp > 1 else 0))
         self.K_row = round(frac(p["row_us"]) * 10**3)
         self._experts_read = {}
+        self._all_experts = _tokens_reading_all(self.m_exp, e, k) if self.m_exp else 0
 
     def experts_read(self, tokens):
-        """Sub-ticks to read the experts `tokens` tokens use, on average (exact, cached)."""
+        """Sub-ticks to read the experts `tokens` tokens use, on average: m_exp times the expected
+        distinct experts e - (e - k)^t / e^(t - 1), floored (exact, cached).
+
+        Past `_all_experts` tokens the missing share m_exp (e - k)^t / e^(t - 1) is below one
+        sub-tick, so the floor is m_exp e - 1 exactly: a closed form, not a power of a
+        million-digit number (a 65,536-token pass once cost seconds)."""
         got = self._experts_read.get(tokens)
         if got is None:
             e, k = self.experts, self.per_token
+            if tokens > self._all_experts:
+                return self.m_exp * e - 1
             distinct = e - Fraction((e - k) ** tokens, e ** (tokens - 1)) if tokens else 0
             got = self._experts_read[tokens] = (self.m_exp * distinct).__floor__()
         return got
@@ -160,6 +168,28 @@ class Deployment:
     def describe(self):
         m, g = MODELS[self.model], GPUS[self.gpu]
         return "%s on %d x %s (%s)" % (m["label"], self.tp, g["label"], self.dtype)
+
+
+def _tokens_reading_all(m_exp, e, k):
+    """The fewest tokens t with m_exp (e - k)^t < e^(t - 1): from there on the expected experts
+    read fall short of all e by less than one sub-tick (found exactly, by doubling and bisection
+    on integers; t stays in the hundreds)."""
+    if k >= e:
+        return 1
+
+    def below(t):
+        return m_exp * (e - k) ** t < e ** (t - 1)
+    hi = 1
+    while not below(hi):
+        hi *= 2
+    lo = hi // 2              # below(lo) is false (or lo = 0), below(hi) true
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if below(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 class ContextCost:

@@ -87,3 +87,35 @@ def test_vllm_bench_serve_numbers():
 def test_peak_in_flight_counts_a_request_gone_when_another_arrives():
     assert peak_in_flight([0, 0, 5, 9], [5, 7, 9, 12]) == 2
     assert peak_in_flight([0, 1, 2], [10, 10, 10]) == 3
+
+
+def test_mixtral_pass_pricing_is_a_closed_form_equal_to_the_exact_sum():
+    """roofline.experts_read raised (e - k)^t to the power of a pass's tokens: 24 s for 16
+    requests of 100,000 tokens, past any work cap. The closed form must equal the exact value."""
+    from fractions import Fraction
+    from py_engine.model.roofline import Deployment
+    d = Deployment("mixtral-8x7b", "h100-80gb", 2, "bf16", "bf16")
+    e, k = d.experts, d.per_token
+
+    def exact(t):
+        return (d.m_exp * (e - Fraction((e - k) ** t, e ** (t - 1)))).__floor__() if t else 0
+    edge = d._all_experts
+    for t in list(range(0, edge + 40)) + [1000, 4096, 5000]:
+        assert d.experts_read(t) == exact(t), t
+    assert d.experts_read(10**6) == d.m_exp * e - 1
+
+
+def test_a_huge_mixtral_run_never_prices_a_pass_by_brute_force():
+    """16 requests of 100,000 tokens in 65,536-token chunks: every pass is priced by the closed
+    form (no exact power of the pass's tokens is ever taken)."""
+    from py_engine.api import run_sim
+    from py_engine.scenario.prepared import prepare
+    sc = prepare({"scheduler": "continuous",
+                  "workload": {"requests": 16, "prompt_mean": 100_000, "output_mean": 10,
+                               "skew": 0},
+                  "server": {"slots": 16, "chunk": 65_536,
+                             "cost": {"kind": "roofline", "model": "mixtral-8x7b", "tp": 2}}})
+    run = run_sim(sc, work_cap=1000)
+    assert run.sim.passes > 0
+    d = sc.deployment
+    assert max(d._experts_read) <= d._all_experts < 1000
