@@ -19,7 +19,6 @@ and R^2, over the measurements themselves.
 """
 
 import csv
-import io
 import statistics
 
 from ..errors import ScenarioError
@@ -29,6 +28,7 @@ SERVED = ("batch", "prompt", "ttft_ms", "tpot_ms")
 TERMS = ("fixed_ms", "per_row_ms", "per_prefill_token_ms", "per_context_token_ms")
 MAX_ROWS = 100_000
 MAX_CHARS = 5_000_000
+MAX_LINE = 10_000           # characters on one line (four numbers need far fewer)
 
 
 def _number(text, line, col, integer):
@@ -52,7 +52,13 @@ def parse(text):
     if len(text) > MAX_CHARS:
         raise ScenarioError("calibration", "<%d characters>" % len(text),
                             "at most %d characters" % MAX_CHARS)
-    reader = csv.reader(io.StringIO(text.strip()))
+    # any line ending (CR-only too); a cell longer than csv's field limit is a bad line, not a crash
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").strip().split("\n")
+    too_long = next((i for i, t in enumerate(lines, 1) if len(t) > MAX_LINE), None)
+    if too_long is not None:
+        raise ScenarioError("calibration line %d" % too_long, "<%d characters>"
+                            % len(lines[too_long - 1]), "a line of at most %d characters" % MAX_LINE)
+    reader = csv.reader(lines)
     header = [h.strip().lower() for h in next(reader)]
     for form in (STEP, SERVED):
         if all(c in header for c in form):
@@ -93,19 +99,43 @@ def parse(text):
 
 def fit(text):
     """-> {"cost": the custom cost model, "error": {"median_ape", "worst_ape", "r2"}, "points",
-    "form", "dropped": terms fixed at 0}."""
+    "form", "dropped": terms the data would make negative or says nothing of (fixed at 0),
+    "merged": terms the data cannot tell apart from the others (fixed at 0, the others take
+    their share), "usable": bool, "problem": why not, or None}.
+
+    The fit minimises relative errors (each measurement weighted by 1 / its value), so a served
+    model's TPOT of 12 ms counts as much as its TTFT of 900 ms (an absolute fit put the fixed
+    cost above the measured TPOT). A fit is not usable when the data cannot separate its terms
+    (e.g. every row at one batch size: fixed_ms and per_row_ms trade off freely) or when a
+    coefficient falls outside the custom cost's range."""
     import numpy as np   # optional extra (pyproject: calibrate), imported only by a fit
     points, form = parse(text)
     X = np.array([[1.0, r, p, c] for r, p, c, _ in points])
     y = np.array([ms for *_, ms in points])
-    keep = [0, 1, 2, 3]
-    keep = [j for j in keep if X[:, j].any() or j == 0]     # a column of zeros says nothing
+    W = X / y[:, None]                       # relative least squares: rows over their value
+    ones = np.ones_like(y)
+    keep = [j for j in range(4) if X[:, j].any() or j == 0]     # a column of zeros says nothing
+    problem, merged = None, []
     while True:
-        coef, *_ = np.linalg.lstsq(X[:, keep], y, rcond=None)
-        neg = [j for j, c in zip(keep, coef) if c < 0]
-        if not neg or len(keep) == 1:
+        while True:
+            coef, *_ = np.linalg.lstsq(W[:, keep], ones, rcond=None)
+            neg = [j for j, c in zip(keep, coef) if c < 0]
+            if not neg or len(keep) == 1:
+                break
+            keep.remove(min(neg, key=lambda j: coef[keep.index(j)]))
+        if _full_rank(X, keep):
             break
-        keep.remove(min(neg, key=lambda j: coef[keep.index(j)]))
+        constant = [j for j in keep[1:] if len(set(X[:, j].tolist())) == 1]
+        if constant:     # a term the fixed cost can stand in for: the fit is arbitrary
+            j = constant[0]
+            problem = ("the measurements cannot separate %s from %s: every one has %s = %g; "
+                       "measure at other values" % (TERMS[0], TERMS[j], COLUMNS[form][j],
+                                                     X[0, j]))
+            break
+        # terms whose columns are combinations of the others: the others take their share
+        j = next(j for j in (1, 3, 2) if j in keep)
+        keep.remove(j)
+        merged.append(TERMS[j])
     full = [0.0] * 4
     for j, c in zip(keep, coef):
         full[j] = max(0.0, float(c))
@@ -115,7 +145,33 @@ def fit(text):
     ss_res = float(((y - pred) ** 2).sum())
     ss_tot = float(((y - y.mean()) ** 2).sum())
     cost = {k: float("%.6g" % v) for k, v in zip(TERMS, full)}
+    problem = problem or _out_of_range(cost)
     return {"cost": cost, "points": len(points), "form": form,
-            "dropped": [TERMS[j] for j in range(4) if j not in keep],
+            "dropped": [TERMS[j] for j in range(4) if j not in keep and TERMS[j] not in merged],
+            "merged": merged,
+            "usable": problem is None, "problem": problem,
             "error": {"median_ape": statistics.median(ape), "worst_ape": max(ape),
                       "r2": 1 - ss_res / ss_tot if ss_tot > 0 else None}}
+
+
+COLUMNS = {"step": ("a constant", "rows", "prefill_tokens", "context_tokens"),
+           "served": ("a constant", "batch", "batch x prompt", "batch x prompt")}
+
+
+def _full_rank(X, keep):
+    """Can the measurements tell the kept terms apart (the columns independent)?"""
+    import numpy as np   # optional extra, as in fit()
+    cols = X[:, keep] / np.abs(X[:, keep]).max(axis=0)      # scale: rank is about directions
+    return np.linalg.matrix_rank(cols, tol=1e-9) == len(keep)
+
+
+def _out_of_range(cost):
+    """The first coefficient outside the custom cost's range (scenario/fields.py), or None."""
+    from ..scenario import fields   # lazy: only a fit needs the field table here (start-up)
+    for term in TERMS:
+        f = fields.BY_PATH["server.cost." + term]
+        if not f.min <= cost[term] <= f.max:
+            return ("%s = %g is outside the custom cost's range (%g to %g): these measurements "
+                    "do not describe passes the cost model can take" % (term, cost[term], f.min,
+                                                                         f.max))
+    return None

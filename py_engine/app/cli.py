@@ -188,9 +188,23 @@ def _parser():
     return p
 
 
+def _one_name_per_field(argv):
+    """A field given under its old and its new flag (--tbt-ms and --tpot-ms): refused, as a
+    scenario giving both keys is, instead of the last one winning."""
+    given = {a.split("=", 1)[0] for a in argv if a.startswith("--")}
+    for f in CLI_FIELDS:
+        old = [a for a in f.aliases if "--" + a.replace("_", "-") in given]
+        if old and "--" + f.flag in given:
+            raise ScenarioError(f.path, None, "given once",
+                                "--%s and --%s: the same field (%s) under its old and new name; "
+                                "give --%s" % (old[0].replace("_", "-"), f.flag, f.path, f.flag))
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
     args = _parser().parse_args(argv)
     try:
+        _one_name_per_field(argv)
         if args.cmd == "validate":
             r = validate.run()
             print(json.dumps(r, indent=1) if args.json else validate.report(r))

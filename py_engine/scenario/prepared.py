@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 from ..errors import ScenarioError
 from ..model import roofline
 from ..model.cost import coefficients, ticks_of
+from . import fields
 from .normalize import normalize
 
 
@@ -76,6 +77,14 @@ def _auto_pool(sv: dict) -> int:
     r = roofline.kv_pool_tokens(cost, cost["gpu_memory_utilization"])
     if r["tokens"] < sv["block_size"]:
         need = -(-r["weight_bytes"] // int(r["gpu_bytes"] * cost["gpu_memory_utilization"]))
+        most = fields.BY_PATH["server.cost.tp"].max
+        if need + 1 > most:
+            raise ScenarioError("server.cost.model", cost["model"],
+                                "a model whose weights leave a KV pool on at most %d GPUs"
+                                % most, "server.cost.model = %s: its weights (%.0f GB) leave "
+                                "no KV pool on %d GPUs or fewer of this kind (tp can be at "
+                                "most %d); choose a bigger GPU, fp8 weights or a smaller model"
+                                % (cost["model"], r["weight_bytes"] / 1e9, most, most))
         raise ScenarioError("server.cost.tp", cost["tp"],
                             "at least %d: %s's weights (%.0f GB) leave no KV pool on %d GPU%s"
                             % (need + 1, cost["model"], r["weight_bytes"] / 1e9, cost["tp"],

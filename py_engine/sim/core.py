@@ -157,11 +157,13 @@ class Sim(Verbs):
         run that stopped early resumes exactly where it stopped on the next call (all state is in
         self). More work than work_cap raises WorkCapExceeded, also between two events."""
         n, cap, clock = self.n, self.work_cap, time.perf_counter
-        check_at = self.work + CHECK_WORK
+        # checks every CHECK_WORK units, and at the cap itself when it comes sooner
+        stop = float("inf") if cap is None else cap + 1
+        check_at = min(self.work + CHECK_WORK, stop)
         while self.n_done < n:
             self.work += EVENT_WORK
             if self.work >= check_at:     # the policy adds its own walks to work too
-                check_at = self.work + CHECK_WORK
+                check_at = min(self.work + CHECK_WORK, stop)
                 if cap is not None and self.work > cap:
                     raise WorkCapExceeded(self.work, self.n_done, n)
                 if until is not None and clock() > until:

@@ -119,3 +119,68 @@ def test_a_huge_mixtral_run_never_prices_a_pass_by_brute_force():
     assert run.sim.passes > 0
     d = sc.deployment
     assert max(d._experts_read) <= d._all_experts < 1000
+
+
+def _calibrate(text):
+    from py_engine.analysis import calibrate
+    return calibrate.fit(text)
+
+
+def test_a_served_model_calibration_fits_the_small_tpot_too():
+    """The absolute least-squares fit put the fixed cost (38.7 ms) above the measured batch-1
+    TPOT (12.5 ms); relative errors weigh both kinds of measurement alike."""
+    fit = _calibrate("batch,prompt,ttft_ms,tpot_ms\n1,512,60,12.5\n8,512,380,14\n"
+                     "32,512,1500,21\n64,512,2900,30\n")
+    assert fit["usable"] and fit["cost"]["fixed_ms"] < 12.5
+    assert fit["error"]["median_ape"] < 0.05 and fit["merged"] == ["per_row_ms"]
+
+
+@pytest.mark.parametrize("text, field", [
+    ("rows,prefill_tokens,context_tokens,step_ms\n4,0,1000,10\n4,0,3000,12\n4,100,0,20\n",
+     "every one has rows = 4"),
+    ("batch,prompt,ttft_ms,tpot_ms\n8,512,380,14\n8,1024,700,15\n", "every one has batch = 8"),
+    ("rows,prefill_tokens,context_tokens,step_ms\n1,0,0,20000\n2,0,0,20000\n",
+     "fixed_ms = 20000 is outside the custom cost's range"),
+])
+def test_a_fit_the_data_cannot_pin_down_or_the_engine_cannot_run_is_not_usable(text, field):
+    """R^2 1.0000 with arbitrary coefficients, or fixed 20,000 ms, was offered for use."""
+    fit = _calibrate(text)
+    assert not fit["usable"] and field in fit["problem"]
+
+
+def test_calibration_text_with_cr_line_endings_or_huge_cells_is_data():
+    from py_engine.app.protocol import handle
+    ok = handle({"method": "calibrate", "params": {"csv": "rows,prefill_tokens,context_tokens,"
+                                                          "step_ms\r1,0,100,10\r8,0,800,12\r"
+                                                          "4,200,0,30\r2,50,300,15\r"}})
+    assert ok["ok"], ok
+    bad = handle({"method": "calibrate", "params": {"csv": "rows,prefill_tokens,context_tokens,"
+                                                           "step_ms\n1,0,100," + "1" * 200_000}})
+    assert not bad["ok"] and bad["error"]["type"] == "ScenarioError"
+    assert bad["error"]["field"] == "calibration line 2"
+
+
+def test_a_tiny_work_cap_is_enforced():
+    """--max-work below the core's check interval (2,560 units) was never enforced."""
+    from py_engine.errors import ScenarioError
+    with pytest.raises(ScenarioError, match="work cap of 100 units"):
+        simulate({}, work_cap=100)
+
+
+def test_a_model_that_fits_no_tp_says_so():
+    """"tp must be at least 295" although tp can be at most 64."""
+    from py_engine.errors import ScenarioError
+    with pytest.raises(ScenarioError) as e:
+        simulate({"scheduler": "vllm", "server": {"kv_tokens": "auto", "cost": {
+            "kind": "roofline", "model": "bloom-176b", "gpu": "l4-24gb",
+            "gpu_memory_utilization": 0.05}}})
+    assert e.value.field == "server.cost.model" and "64 GPUs or fewer" in e.value.message
+
+
+def test_the_old_and_new_flag_of_one_field_are_refused_together():
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-m", "py_engine", "run", "--tbt-ms", "50",
+                        "--tpot-ms", "60"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+    assert "--tbt-ms and --tpot-ms" in p.stderr
