@@ -57,6 +57,8 @@ def run_steps(scenario, trace: Trace | None = None, slice_s: float | None = None
     in slices; more work than work_cap (None: no cap) is a ScenarioError saying what to lower
     (sim/work.py)."""
     scenario = prepare(scenario)
+    if work_cap is not None and (type(work_cap) is not int or work_cap < 1):
+        raise ScenarioError("work_cap", work_cap, "an integer >= 1, or None (no cap)")
     if trace is None:
         trace = generate(scenario["workload"])
     cls = _get_policy(scenario["scheduler"])

@@ -46,7 +46,7 @@ def step_loop_vs_engine(raw, scheduler):
     sc = prepare(dict(raw, scheduler=scheduler))
     trace = generate(sc["workload"])
     cost = tuple(sc.ticks)
-    te, sim = min((_time(lambda: run_sim(sc, trace).sim) for _ in range(3)), key=lambda x: x[0])
+    te, sim = min((_time(lambda: run_sim(sc, trace, work_cap=None).sim) for _ in range(3)), key=lambda x: x[0])
     tr, ref = _time(lambda: reference.RUNNERS[scheduler](*trace, sc["server"]["slots"],
                                                           sc["server"]["chunk"], cost))
     same = (sim.passes == ref["passes"] and list(sim.done_tick) == ref["done_tick"]
@@ -60,7 +60,7 @@ def million(raw):
     trace = generate(sc["workload"])
     t1 = time.perf_counter()
     c1 = time.process_time()
-    sim = run_sim(sc, trace).sim
+    sim = run_sim(sc, trace, work_cap=None).sim
     t2 = time.perf_counter()
     cpu = time.process_time() - c1
     m = compute(sim, sc)
@@ -87,7 +87,7 @@ def azure(raw):
     sc = prepare(raw)
     trace = generate(sc["workload"])
     c0 = time.process_time()
-    sim = run_sim(sc, trace).sim
+    sim = run_sim(sc, trace, work_cap=None).sim
     c1 = time.process_time()
     m = compute(sim, sc)
     c2 = time.process_time()

@@ -39,7 +39,7 @@ def _case(raw, preemption, kv_tokens):
                                          kv_tokens=kv_tokens)))
     trace = generate(sc["workload"])
     t0 = time.process_time()  # CPU seconds: steadier than wall time on a shared machine
-    sim = run_sim(sc, trace).sim
+    sim = run_sim(sc, trace, work_cap=None).sim
     t1 = time.process_time()
     step = run_stepped(sc, trace)
     t2 = time.process_time()

@@ -184,3 +184,12 @@ def test_the_old_and_new_flag_of_one_field_are_refused_together():
                         "--tpot-ms", "60"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
     assert "--tbt-ms and --tpot-ms" in p.stderr
+
+
+@pytest.mark.parametrize("cap", [0, -5, 1.5, "many"])
+def test_a_work_cap_that_is_not_a_positive_integer_is_a_scenario_error(cap):
+    """simulate(sc, work_cap=0) raised ZeroDivisionError."""
+    from py_engine.errors import ScenarioError
+    with pytest.raises(ScenarioError) as e:
+        simulate({}, work_cap=cap)
+    assert e.value.field == "work_cap"
