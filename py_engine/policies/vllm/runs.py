@@ -13,6 +13,7 @@ freed or looked up inside a run). Every number equals the policy stepped one pas
 from ...sim.exact import cdiv
 
 BULK_TOKENS = 1 << 20   # tokens a run of repeated steps may add to the prefix cache at once
+UNBOUNDED = 1 << 40     # passes: more than any run (the horizon's search bound with steady decoders)
 
 
 class Runs:
@@ -23,7 +24,7 @@ class Runs:
             return self.pool.used() * self.bs
         bs, computed = self.bs, self.num_computed_tokens
         extra = sum(cdiv(computed[r] + (k - 1) * n, bs) - cdiv(computed[r], bs)
-                    for r, n, _ in self.step)
+                    for r, (n, _) in self.step.items()) + self._sd_growth(k - 1)
         return (self.pool.used() + extra) * bs
 
     def _bulk(self, j):
@@ -36,7 +37,9 @@ class Runs:
         late = self.async_          # an async decode's blocks are cached one step later
         ordered = pool.caching and self._shared_in(step)
         events = []
-        for order, (r, n, samples) in enumerate(step):
+        if step.sd:
+            self._sd_advance(j, j)
+        for order, (r, (n, samples)) in enumerate(step.items()):
             c0 = computed[r]
             c1 = c0 + j * n
             pool.grow(r, c1)
@@ -61,14 +64,14 @@ class Runs:
             events.sort()
             for _, _, r, b in events:
                 pool.cache_block(r, b)
-        if any(s for _, _, s in step):
+        if step.sd or any(s for _, s in step.values()):
             self._progress()
 
     def _shared_in(self, step):
         """True if two requests of this step share a prefix id (their blocks may carry the same
         hashes, and the prefix cache keeps duplicates in the order they were cached)."""
         seen = set()
-        for r, _, _ in step:
+        for r in step:
             span = self.spans[r]
             if span is not None:
                 if span[0] in seen:
@@ -86,7 +89,7 @@ class Runs:
         if (preempted or lingering or (self.arrived and self.wants)
                 or (blocked is not None and self._unstable(blocked))):
             self.h = 1
-        elif self.pool.total is None or not sched:
+        elif self.pool.total is None or not (sched or self.sd):
             self.h = None
         else:
             self.h = self._until_blocks_run_out(sim)
@@ -94,7 +97,7 @@ class Runs:
             # a run's repeated steps are booked at once (_bulk), block by block: bound a run so
             # that booking stays a fraction of a second and the work cap can stop between runs
             # (any horizon gives the same decisions: the stepped benchmark is one pass a run)
-            k = max(1, BULK_TOKENS // max(1, sum(n for _, n, _ in self.step)))
+            k = max(1, BULK_TOKENS // max(1, sum(n for n, _ in self.step.values())))
             if self.h is None or self.h > k:
                 self.h = k
 
@@ -102,13 +105,16 @@ class Runs:
         """Passes the planned step can repeat before one would need more blocks than are free
         (None: it fits until a scheduled request's phase ends)."""
         free, bs, computed = self.pool.num_free(), self.bs, self.num_computed_tokens
-        step = [(computed[r], n) for r, n, _ in self.step]
+        step = [(computed[r], n) for r, (n, _) in self.step.items()]
         slot_of, passes = self.slot_of, sim.passes
-        ends = (sim.phase_end(slot_of[r]) for r, _, _ in self.step if r in slot_of)
+        ends = (sim.phase_end(slot_of[r]) for r in self.step if r in slot_of)
         kmax = min((e for e in ends if e is not None), default=passes + 1) - passes
+        if self.sd:     # any bound past the run's end is safe: the core ends the run there
+            kmax = max(kmax, UNBOUNDED)
 
         def demand(m):   # blocks the next m steps allocate
-            return sum(cdiv(c + m * n, bs) - cdiv(c, bs) for c, n in step)
+            return (sum(cdiv(c + m * n, bs) - cdiv(c, bs) for c, n in step)
+                    + self._sd_growth(m))
 
         if kmax <= 1 or demand(kmax - 1) <= free:
             return None

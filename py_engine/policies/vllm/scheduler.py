@@ -51,6 +51,7 @@ repeats with no token produced and no arrival pending) and stops with a Scenario
 """
 
 from collections import deque
+from itertools import chain
 
 from ...errors import ScenarioError
 from ...sim.exact import cdiv
@@ -60,6 +61,7 @@ from .block_pool import CountingPool, PrefixCachePool, shared_spans
 from .block_view import BlockSamples, sample_cap
 from .livelock import check_livelock
 from .runs import Runs
+from .steady import Steady, Step
 from .waiting import WaitQueue
 
 WAITING, RUNNING, PREEMPTED, FINISHED = 0, 1, 2, 3
@@ -67,7 +69,7 @@ VLLM_VERSION = "0.33.0"
 
 
 @register("vllm")
-class VLLM(Runs, Policy):
+class VLLM(Steady, Runs, Policy):
     label = "vLLM " + VLLM_VERSION
     summary = "its V1 scheduler, exactly: paged KV, token budget, prefix cache, preemption"
     order = 2
@@ -106,11 +108,12 @@ class VLLM(Runs, Policy):
         self.saved = {}               # swap: request -> computed tokens kept on host
         self.thrown = {}              # recompute: request -> computed tokens it lost
         self.looked_up = [False] * n  # computed before (its own blocks may be cached)
-        self.running = []             # vLLM's running list (async: with finished, unprocessed)
+        self.running = {}             # vLLM's running list, in order (async: with finished,
+                                      # unprocessed); a dict: O(1) removal, insertion order
         self.waitq = WaitQueue(self.fcfs, self.prio, self.arrive)   # visible waiting requests
         self.arrived = deque()        # released by the core, not yet visible (async)
         self.slot_of = {}
-        self.step = []                # the planned step: [(request, tokens, samples)]
+        self.step = Step()            # the planned step: {request: (tokens, samples)}
         self.unprocessed = None       # async: the step whose outputs are not processed yet
         self.plan_passes = 0          # sim.passes when the step was planned
         self.h = None                 # horizon of the planned step
@@ -124,6 +127,7 @@ class VLLM(Runs, Policy):
         self.pc = {"queries": 0, "hits": 0, "preempted_queries": 0, "preempted_hits": 0}
         self.plan_log = None          # tests: a list to record every planned step into
         self.samples = BlockSamples(sample_cap(self.max_seqs), bs, total)
+        self._init_steady(isinstance(self.pool, CountingPool))
 
     @classmethod
     def check(cls, scenario, trace):
@@ -146,7 +150,8 @@ class VLLM(Runs, Policy):
         sim, pool = self.sim, self.pool
         # work (sim/work.py): the plan and _apply walk the running list; the pool counts the
         # blocks it touched since the last call
-        sim.count_work(len(self.running) + BLOCK_WORK * (pool.ops - self.pool_ops))
+        sim.count_work(len(self.special) + len(self.sd_hist)
+                       + BLOCK_WORK * (pool.ops - self.pool_ops))
         self.pool_ops = pool.ops
         k = sim.passes - self.plan_passes
         if k:
@@ -156,17 +161,19 @@ class VLLM(Runs, Policy):
                 self.unprocessed = self.step
             else:
                 self._update(self.step)
-            self.step = []
+            self.step = Step()
         else:
             visible = sim.now
         self.arrived.extend(sim.waiting)
         sim.waiting.clear()
         self._release(visible if self.async_ else sim.now)
+        if self.sd_linger:
+            self._sd_lingering()
         preempted = []
         while True:
             sched, victims, admitted, info = self._plan()
             preempted += victims
-            if sched or not (self.unprocessed or self.arrived):
+            if sched or self.sd or not (self.unprocessed or self.arrived):
                 break
             # nothing to run: no pass; process the outputs now and plan again
             if self.unprocessed:
@@ -181,12 +188,15 @@ class VLLM(Runs, Policy):
         self._apply(sched, preempted, admitted)
         self.plan_passes = sim.passes
         self._set_horizon(sched, preempted, info)
-        if sched:
+        if (sched or self.sd) and self.samples.next <= sim.passes + 1:
             slot_of = self.slot_of
+            if self.sd:
+                self._sd_refresh_blocks()
             self.samples.take(sim.passes + 1, pool,
                               ((r, slot_of[r]) for r in self.running if r in slot_of))
         if self.plan_log is not None:
-            self.plan_log.append({"pass": sim.passes + 1, "tokens": dict(sched),
+            tokens = dict(sched, **{}) if not self.sd else {**self._sd_tokens(), **sched}
+            self.plan_log.append({"pass": sim.passes + 1, "tokens": tokens,
                                   "preempted": preempted, "admitted": admitted,
                                   "free": free})
         if preempted:
@@ -221,20 +231,66 @@ class VLLM(Runs, Policy):
         """schedule(): -> (scheduled {request: tokens} in order, preempted, admitted {request:
         computed tokens at admission}, info for the horizon)."""
         threshold = self.chunk if len(self.running) + len(self.waitq) > 1 else 0
+        if self.lazy:
+            planned = self._schedule_running_at_once(threshold)
+            if planned is not None:
+                sched, budget, lingering = planned
+                admitted = {}
+                budget, blocked = self._schedule_waiting(sched, admitted, budget, threshold)
+                return sched, [], admitted, (lingering, blocked, budget)
+            self._sd_materialize_all()      # something binds: vLLM's walk, in running order
         sched, preempted = {}, []
-        budget, lingering = self._schedule_running(sched, preempted, self.budget, threshold)
+        running = list(self.running)
+        budget, lingering = self._schedule_running(running, sched, preempted, self.budget,
+                                                   threshold)
+        self.running = dict.fromkeys(running)
+        self.special = dict.fromkeys(running)
         admitted, blocked = {}, None
         if not preempted:    # vLLM admits nobody in a step that preempted
             budget, blocked = self._schedule_waiting(sched, admitted, budget, threshold)
         return sched, preempted, admitted, (lingering, blocked, budget)
 
-    def _schedule_running(self, sched, preempted, budget, threshold):
+    def _schedule_running_at_once(self, threshold):
+        """The RUNNING loop when nothing binds: every request gets what it lacks (steady decoders
+        one token each, in aggregate; the special ones as vLLM computes it), which needs fewer
+        tokens than the budget and fewer new blocks than are free; then no order matters. ->
+        (scheduled, budget left, lingering), or None when something binds."""
+        computed, num_tokens = self.num_computed_tokens, self.num_tokens
+        placeholders = self.num_output_placeholders
+        end = self.num_prompt_tokens
+        max_tokens, pool, bs = self.max_tokens, self.pool, self.bs
+        held = pool.held
+        tokens, blocks = len(self.sd), self._sd_growth(1)
+        lingering, plan = 0, []
+        for r in self.special:
+            c, p = computed[r], placeholders[r]
+            if p and c + 2 - p >= end[r] + max_tokens[r]:
+                lingering += 1      # async: its last token is in flight
+                continue
+            n = num_tokens[r] + p - c
+            if 0 < threshold < n:
+                n = threshold
+            plan.append((r, n))
+            tokens += n
+            grow = cdiv(c + n, bs) - held[r]
+            if grow > 0:
+                blocks += grow
+        if tokens >= self.budget or blocks > pool.num_free():
+            return None
+        pool.free -= self._sd_growth(1)
+        sched = {}
+        for r, n in plan:
+            pool.try_grow(r, computed[r] + n)
+            sched[r] = n
+        return sched, self.budget - tokens, lingering
+
+    def _schedule_running(self, running, sched, preempted, budget, threshold):
         """The RUNNING loop: each request in list order takes what it lacks, preempting from the
         back (fcfs) or the worst (priority) until its blocks fit. -> (budget left, lingering)."""
         computed, num_tokens = self.num_computed_tokens, self.num_tokens
         placeholders = self.num_output_placeholders
         prompt, max_tokens = self.num_prompt_tokens, self.max_tokens
-        pool, bs, running = self.pool, self.bs, self.running
+        pool, bs = self.pool, self.bs
         try_grow, caching = pool.try_grow, pool.caching
         n_cached = pool.n_cached if caching else None
         lingering = 0
@@ -307,7 +363,8 @@ class VLLM(Runs, Policy):
             pool.allocate(r, start + n, hits)
             pool.cache(r, start + n, num_tokens[r])
             self._admitted(r, len(hits) * bs, start)
-            running.append(r)
+            running[r] = None
+            self.special[r] = None
             sched[r] = n
             admitted[r] = start
             budget -= n
@@ -355,14 +412,23 @@ class VLLM(Runs, Policy):
         placeholder (async)."""
         computed, num_tokens = self.num_computed_tokens, self.num_tokens
         placeholders, inflight = self.num_output_placeholders, self.inflight
-        step = []
+        step = Step()
+        if self.sd:
+            step.sd = True
+            self.sd_steps += 1
         for r, n in sched.items():
             samples = computed[r] + n >= num_tokens[r] + placeholders[r]
             computed[r] += n
             inflight[r] += n
             if samples and self.async_:
                 placeholders[r] += 1
-            step.append((r, n, samples))
+            step[r] = (n, samples)
+        if self.lazy and not self.async_:       # sync: steady from this step on
+            for r, (n, samples) in list(step.items()):
+                if self._sd_eligible(r, n, samples):
+                    self._sd_join(r)
+                    del step[r]
+                    step.sd = True
         self.step = step
 
     def _update(self, step):
@@ -376,7 +442,15 @@ class VLLM(Runs, Policy):
         n_cached = pool.n_cached if caching else None
         done = []
         sampled = False
-        for r, n, samples in step:
+        if step.sd:                  # the steady decoders' outputs, at once
+            sampled = True
+            self.sd_updates += 1
+            if not self.async_:
+                done = self._sd_finished()
+                for r in done:
+                    self._finish(r)
+        joins = self.lazy and self.async_ and self.step is not step
+        for r, (n, samples) in step.items():
             inflight[r] -= n
             is_stale = stale[r] > 0
             if is_stale:
@@ -396,16 +470,25 @@ class VLLM(Runs, Policy):
                     done.append(r)
                 else:                     # preempted with its last token in flight
                     self.waitq.remove(r)
-                status[r] = FINISHED
-                pool.free_request(r, True)
-                self.slot_of.pop(r, None)
-                self.saved.pop(r, None)
-                self.thrown.pop(r, None)
-        if done:
-            gone = set(done)
-            self.running = [r for r in self.running if r not in gone]
+                self._finish(r)
+            elif joins and r in self.step:   # async: steady from the planned step on
+                n1, s1 = self.step[r]
+                if self._sd_eligible(r, n1, s1):
+                    self._sd_join(r)
+                    del self.step[r]
+                    self.step.sd = True
+        for r in done:
+            del self.running[r]
+            self.special.pop(r, None)
         if sampled:
             self._progress()
+
+    def _finish(self, r):
+        self.status[r] = FINISHED
+        self.pool.free_request(r, True)
+        self.slot_of.pop(r, None)
+        self.saved.pop(r, None)
+        self.thrown.pop(r, None)
 
     def _progress(self):
         self.last_progress = self.sim.passes
@@ -423,7 +506,9 @@ class VLLM(Runs, Policy):
                 sim.evict(slot)
             else:        # async: preempted while its last token was in flight
                 sim.count_preemption(v)
-        for r in self.running:
+        # the steady decoders go on as they are; requests that became steady in this step are
+        # in sched (a paused one is unpaused)
+        for r in chain(self.special, [r for r in sched if r not in self.special]):
             slot = slot_of.get(r)
             if slot is None or r in admitted:
                 continue

@@ -1,0 +1,149 @@
+"""Steady decoders, the vllm policy's incremental half (mixed into scheduler.VLLM).
+
+Where nothing binds, most running requests are *steady decoders*: every step schedules them one
+token, which they sample, and nothing else about them changes. Walking them at every event made an
+event cost grow with the running list (a 4,096-slot run cost ~50x continuous batching). Here they
+are kept apart, in aggregate:
+
+    num_computed_tokens = a[r] + self.sd_steps     (sd_steps: steps scheduled since)
+    num_tokens          = b[r] + self.sd_updates   (sd_updates: steps whose outputs were processed)
+    num_output_placeholders, inflight: constant while steady (async 1, 0 plus the in-flight step)
+
+and the block pool's free count moves by a histogram of their computed tokens modulo the block
+size. A step's plan then touches only the other requests, the *special* ones (prefilling,
+just admitted, paused, lingering), and is exact as long as every request gets all it asks for:
+the token budget covers every demand and the free blocks cover every growth. When either binds,
+every steady decoder is made explicit again (`_sd_materialize_all`) and the step is planned by
+vLLM's own walk over the running list, in its order.
+
+Only with block counts (block_pool.CountingPool: prefix caching off, or not observable): with the
+prefix cache on, which block a request takes is observable, and every step is walked as before.
+A request leaves the steady set when it would linger (async: its last token in flight) or finish
+(sync), at the very step, from heaps keyed by those counters.
+"""
+
+import heapq
+
+from ...sim.exact import cdiv
+
+
+class Step(dict):
+    """A planned step: {request: (tokens, samples)} of the special requests, in scheduled order;
+    `sd`: the steady decoders were in it too (one token each, sampled)."""
+
+    __slots__ = ("sd",)
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.sd = False
+
+    def __bool__(self):       # something was scheduled in it
+        return self.sd or len(self) > 0
+
+
+class Steady:
+
+    def _init_steady(self, lazy):
+        self.lazy = lazy                # steady decoders kept apart (block counts only)
+        self.sd = {}                    # request -> (a, b, i): offsets of computed, tokens, inflight
+        self.special = {}               # running requests that are not steady, in admission order
+        self.sd_steps = self.sd_updates = 0
+        self.sd_hist = [0] * self.bs    # steady decoders by a mod block_size
+        self.sd_done = []               # heap (sd_updates at which it finishes (sync), request)
+        self.sd_linger = []             # heap (sd_steps at whose plan it lingers (async), request)
+
+    # ------------------------------------------------------------ in and out of the steady set
+    def _sd_join(self, r):
+        """r's last scheduled step gave it one token, sampled: from now on it is steady."""
+        computed, num_tokens = self.num_computed_tokens, self.num_tokens
+        a, b = computed[r] - self.sd_steps, num_tokens[r] - self.sd_updates
+        self.sd[r] = (a, b, self.inflight[r] - self.sd_steps + self.sd_updates)
+        self.sd_hist[a % self.bs] += 1
+        del self.special[r]
+        end = self.num_prompt_tokens[r] + self.max_tokens[r]
+        if self.async_:
+            heapq.heappush(self.sd_linger, (end - 1 - a, r))
+        else:
+            heapq.heappush(self.sd_done, (end - b, r))
+
+    def _sd_eligible(self, r, n, samples):
+        if not (self.lazy and n == 1 and samples and self.status[r] == 1 and not self.stale[r]
+                and r in self.slot_of):
+            return False
+        end = self.num_prompt_tokens[r] + self.max_tokens[r]
+        if self.async_:
+            # steady at ph 1, and scheduled again at the next plan (it does not linger there)
+            return (self.num_output_placeholders[r] == 1
+                    and self.num_computed_tokens[r] + 1 < end)
+        return self.num_output_placeholders[r] == 0 and self.num_tokens[r] < end
+
+    def _sd_leave(self, r):
+        """r is explicit again: its counters written back (the pending steps are the caller's)."""
+        a, b, i = self.sd.pop(r)
+        self.sd_hist[a % self.bs] -= 1
+        self.num_computed_tokens[r] = a + self.sd_steps
+        self.num_tokens[r] = b + self.sd_updates
+        self.inflight[r] = i + self.sd_steps - self.sd_updates
+        self.pool.held[r] = cdiv(self.num_computed_tokens[r], self.bs)
+        self.special[r] = None
+
+    def _sd_materialize(self, r):
+        """r explicit again, also in the steps planned and not yet processed (async)."""
+        self._sd_leave(r)
+        for step in (self.step, self.unprocessed):
+            if isinstance(step, Step) and step.sd:
+                step[r] = (1, True)
+
+    def _sd_materialize_all(self):
+        for r in list(self.sd):
+            self._sd_materialize(r)
+        self.sd_done.clear()
+        self.sd_linger.clear()
+
+    def _sd_lingering(self):
+        """Before a plan (async): steady decoders whose last token is in flight become explicit."""
+        heap = self.sd_linger
+        while heap and heap[0][0] <= self.sd_steps:
+            _, r = heapq.heappop(heap)
+            if r in self.sd:
+                self._sd_materialize(r)
+
+    def _sd_finished(self):
+        """After a step's outputs (sync): the steady decoders whose last token that was."""
+        heap, out = self.sd_done, []
+        while heap and heap[0][0] <= self.sd_updates:
+            _, r = heapq.heappop(heap)
+            if r in self.sd:
+                self._sd_leave(r)
+                out.append(r)
+        return out
+
+    # ------------------------------------------------------------ the aggregate
+    def _sd_growth(self, m):
+        """Blocks the steady decoders allocate over their next m steps."""
+        if not self.sd or m <= 0:
+            return 0
+        bs, s, total = self.bs, self.sd_steps, 0
+        for g, count in enumerate(self.sd_hist):
+            if count:
+                res = (g + s) % bs         # computed tokens mod bs now
+                total += count * (cdiv(res + m, bs) - cdiv(res, bs))
+        return total
+
+    def _sd_advance(self, steps, updates):
+        """`steps` more steps scheduled for the steady decoders (their blocks taken), `updates`
+        more of their steps' outputs processed."""
+        if self.sd:
+            self.pool.free -= self._sd_growth(steps)
+        self.sd_steps += steps
+        self.sd_updates += updates
+
+    def _sd_refresh_blocks(self):
+        """The pool's per-request counts of the steady decoders, for a block-view sample."""
+        bs, s, held = self.bs, self.sd_steps, self.pool.held
+        for r, (a, _, _) in self.sd.items():
+            held[r] = cdiv(a + s, bs)
+
+    def _sd_tokens(self):
+        """{request: 1} of the steady decoders (tests' plan log)."""
+        return dict.fromkeys(self.sd, 1)
