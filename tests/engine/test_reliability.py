@@ -82,7 +82,9 @@ def test_sparse_arrivals_within_the_bound_run_in_order():
 # ------------------------------------------------------------ 5: bounded work
 
 def test_a_run_beyond_the_work_cap_is_refused_saying_what_to_lower():
-    sc = {"scheduler": "vllm", "workload": {"requests": 3000}, "server": {"slots": 256}}
+    # a tight KV pool: the token budget and the blocks bind, every step walks the running list
+    sc = {"scheduler": "vllm", "workload": {"requests": 3000},
+          "server": {"slots": 256, "kv_tokens": 20_000}}
     r = simulate(sc, work_cap=None)          # the same run without a cap completes
     assert r["metrics"]["output_tokens"] > 0
     with pytest.raises(ScenarioError) as e:
@@ -117,7 +119,7 @@ def test_a_run_within_the_estimate_goes_on_to_the_cap_and_equals_the_uncapped_ru
 
 def test_cli_max_work():
     p = _cli("run", "--scheduler", "vllm", "--requests", "3000", "--slots", "256",
-             "--max-work", "100000")
+             "--kv-tokens", "20000", "--max-work", "100000")
     _one_line(p, "work cap of 100,000", "--max-work 0")
     _one_line(_cli("run", "--max-work", "-3"), "--max-work")
     assert _cli("run", "--requests", "30", "--max-work", "0").returncode == 0
@@ -125,7 +127,8 @@ def test_cli_max_work():
 
 def test_the_protocol_caps_work_by_default():
     out = handle({"method": "simulate", "params": {"scenario": {
-        "scheduler": "vllm", "workload": {"requests": 1_000_000}, "server": {"slots": 256}}}})
+        "scheduler": "vllm", "workload": {"requests": 1_000_000},
+        "server": {"slots": 256, "kv_tokens": 20_000}}}})
     assert not out["ok"] and out["error"]["type"] == "ScenarioError"
     assert "work cap of {:,}".format(WORK_CAP) in out["error"]["message"]
 
