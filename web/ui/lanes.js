@@ -9,8 +9,7 @@ import { colorFor } from '../draw/canvas-kit.js';
 import { fmt, fmtPct, fmtTime } from '../draw/format.js';
 import { el } from './dom.js';
 import { count } from '../state/records.js';
-
-const getPath = (obj, path) => path.split('.').reduce((o, k) => (o == null ? undefined : o[k]), obj);
+import { getPath } from '../state/schema.js';
 
 /**
  * ctx: {container, tooltip, figure, schema, state: () => ({cmp, lanes, pass, lecture, compact}),
