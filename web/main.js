@@ -330,7 +330,7 @@ $('btn-cancel-run').addEventListener('click', cancelRun);
 
 function renderMain() {
   const cmp = app.cmp;
-  renderHeadline(cmp, ctx.schema.schedulers.filter((s) => s.base).map((s) => s.name));
+  renderHeadline(cmp, ctx.base);
   clearStale();
   const t0 = performance.now();
   lanes.render();

@@ -4,6 +4,7 @@
 import { el, $ } from './dom.js';
 import * as X from './export.js';
 import { fmt } from '../draw/format.js';
+import { baseSchedulers } from '../state/context.js';
 
 const STAGES = {
   download: 'Downloading the Python runtime',
@@ -32,7 +33,7 @@ export function showStatus(s) {
 export function buildPresetButtons(box, presets, onPick, schedulers) {
   box.replaceChildren();
   const label = (s) => schedulers.find((x) => x.name === s)?.label || s;
-  const base = schedulers.filter((s) => s.base).map((s) => s.name);
+  const base = baseSchedulers(schedulers);
   Object.entries(presets).forEach(([name, p], i) => {
     const extra = (p.schedulers || []).filter((s) => !base.includes(s));
     const lanes = `Lanes: ${(p.schedulers || base).map(label).join(', ')}${extra.length ? '' : ' (no vLLM lane)'}`;
