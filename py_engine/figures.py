@@ -34,7 +34,7 @@ FIGURES = {
                         "schedulers": "last", "metric": "slo_attainment",
                         "metric_label": "within the SLO", "limit": "slo.attainment",
                         "share": True}},
-    "cost": {"title": "The prefill stall", "embed_height": 330},
+    "stall": {"title": "The prefill stall", "embed_height": 330},
     # budget: the scenario field the calculator's "use as budget" button sets
     # cost: the field the deployment panel's "run on this deployment" sets to a roofline
     "kv": {"title": "Deployment: KV cache and pass times", "budget": "server.kv_tokens",

@@ -74,7 +74,7 @@ STORY = [
      "text": "A long prompt's prefill is one huge pass, and every user decoding in the same "
              "batch waits for it. Chunked prefill spreads the prompt over passes of a bounded "
              "size, so the others keep streaming while it is read.",
-     "scenario": {"workload": {"prompt_mean": 4000, "output_mean": 64}}, "highlight": "cost"},
+     "scenario": {"workload": {"prompt_mean": 4000, "output_mean": 64}}, "highlight": "stall"},
     {"title": "KV memory is the real cap",
      "text": "Every resident token keeps its keys and values in the paged KV pool, in blocks of "
              "16 tokens. This server has 32 slots but a pool of 6,000 tokens: the pool is over "

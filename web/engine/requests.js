@@ -71,7 +71,7 @@ export function pageRequests(ctx, state) {
   for (const [name, fig] of Object.entries(schema.figures)) {
     if (fig.sweep && wants(name)) out.sweeps[name] = sweepRequests(sweepOf(fig, state.sizing?.[name]), scenario, lanes, schema.schedulers);
   }
-  if (wants('cost')) out.stall = stallRequest(scenario);
+  if (wants('stall')) out.stall = stallRequest(scenario);
   if (wants('kv')) out.kv = [KV_PRESETS, kvRequest(null)];
   return out;
 }
