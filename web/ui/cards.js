@@ -36,6 +36,12 @@ export function sloVerdict(m) {
   return `fails: ${why.join(', ')}`;
 }
 
+/** The lanes the numbers compare, by their labels: "A vs B", or "A, B and C". */
+export function lanesInWords(shown, schedulers) {
+  const label = (s) => schedulers.find((x) => x.name === s)?.label || s;
+  return shown.length > 2 ? `${shown.slice(0, -1).map(label).join(', ')} and ${label(shown.at(-1))}` : shown.map(label).join(' vs ');
+}
+
 /** sloFields: the scenario's SLO fields (their labels; values read from the result's scenario). */
 export function renderCards(container, cmp, scheds, sloFields) {
   const first = cmp[scheds[0]];

@@ -17,6 +17,12 @@ export function renderHeadline(cmp, [baseline, improved]) {
   $('hl-passes-baseline').textContent = fmt(cmp[baseline].metrics.passes);
 }
 
+/** A production trace's attribution, wherever its numbers are shown (CC BY 4.0). */
+export function showCredit(cmp) {
+  const credit = Object.values(cmp).find((r) => r && r.credit)?.credit || '';
+  for (const p of document.querySelectorAll('[data-credit]')) { p.textContent = credit ? `Trace: ${credit}.` : ''; p.hidden = !credit; }
+}
+
 /** The note under the headline: why a run failed (bad = true), or null to hide it. */
 export function showNote(text, bad = false) {
   const wait = $('timeline-wait');
