@@ -3,7 +3,6 @@
 
 import { el, $ } from './dom.js';
 import * as X from './export.js';
-import { fmt } from '../draw/format.js';
 import { baseSchedulers } from '../state/context.js';
 
 const STAGES = {

@@ -8,7 +8,6 @@ import { drawBlocks, blockHit, describeBlocks, blockViewHeight } from '../draw/b
 import { colorFor } from '../draw/canvas-kit.js';
 import { fmt, fmtPct, fmtTime } from '../draw/format.js';
 import { el } from './dom.js';
-import { count } from '../state/records.js';
 import { getPath } from '../state/schema.js';
 
 /**
