@@ -2,31 +2,32 @@
 // engine/ (where answers come from), state/ (fields, URL, view), draw/ (pure drawing), ui/ (DOM).
 
 import { Source } from './engine/source.js';
-import { coalesce, latest } from './engine/latest.js';
 import { SCHEMA, PRESETS, STORY, lanesOf, pageRequests, embeddedFigure } from './engine/requests.js';
-import { valuesFromScenario, matchingPreset, describe, sameValues } from './state/schema.js';
+import { valuesFromScenario, matchingPreset, describe } from './state/schema.js';
 import { makeContext } from './state/context.js';
-import { parseView, parseURL, toQuery, storyStep } from './state/url.js';
+import { parseView, parseURL, toQuery } from './state/url.js';
 import { createView } from './state/view.js';
 import { setRecords } from './state/records.js';
 import { buildControls } from './ui/controls.js';
 import { createLanes } from './ui/lanes.js';
 import { createPlayer } from './ui/player.js';
-import { renderCards } from './ui/cards.js';
-import { parseTrace, lineOf, MAX_TRACE_BYTES } from './state/tracefile.js';
-import { renderHeadline, showNote, markStale, clearStale, STALE } from './ui/headline.js';
+import { renderCards, lanesInWords } from './ui/cards.js';
+import { renderHeadline, clearStale, showCredit } from './ui/headline.js';
 import { keepOffline } from './ui/offline.js';
 import { createSideWork } from './ui/sidework.js';
-import { showStatus, buildPresetButtons, markPreset, wireExports, wireKeys } from './ui/chrome.js';
-import { postHeight } from './ui/export.js';
+import { createStory, storyView } from './ui/story.js';
+import { createTraceInput } from './ui/traceinput.js';
+import { createMainRun } from './ui/mainrun.js';
+import { showStatus, buildPresetButtons, markPreset, wireExports, wireKeys, wireDrawer, wireResize } from './ui/chrome.js';
+import { postHeight, explorerHref } from './ui/export.js';
 import { $ } from './ui/dom.js';
 import { invalidateTheme } from './draw/canvas-kit.js';
 
 const root = document.documentElement;
 const FIGURES = [...document.querySelectorAll('[data-figure]')].map((s) => s.dataset.figure);
 const view = createView(root);
-const app = { source: null, values: {}, cmp: null, req: null, inflight: null, fromSnapshot: false, viewErrors: false, fatal: null, tInput: null, drawn: 0, trace: null };
-let ctx, controls, lanes, player, side;
+const app = { source: null, values: {}, cmp: null, req: null, fromSnapshot: false, viewErrors: false, fatal: null, tInput: null, drawn: 0 };
+let ctx, controls, lanes, player, side, story, traceFile, mainRun;
 
 view.set(parseView(location.search, { figures: FIGURES }).view);   // theme, lecture, embed: at once
 boot().catch(fatal);
@@ -37,16 +38,18 @@ async function boot() {
     onMiss: (n) => { root.dataset.snapshotMisses = String(n); },
   });
   app.source = source;
+  mainRun = createMainRun({ source, root, onResult, onError: onRunError,
+    request: () => pageRequests(ctx, { values: app.values, view: view.get(), items: traceFile.items() }).main });
   const snap = source.loadSnapshot();
   source.start(onStatus);
   await snap;
-  const [schema, presets, story] = await Promise.all([SCHEMA, PRESETS, STORY].map((r) => source.call(r.method, r.params)));
+  const [schema, presets, steps] = await Promise.all([SCHEMA, PRESETS, STORY].map((r) => source.call(r.method, r.params)));
   setRecords(schema.records);
-  ctx = makeContext(schema, presets, FIGURES, story);
+  ctx = makeContext(schema, presets, FIGURES, steps);
   const { values, view: v, errors } = parseURL(location.search, ctx);
   app.values = values;
   if (v.embed === 'story' && !v.story) v.story = 1;     // an embedded story starts at its first step
-  view.set({ embed: v.embed, lecture: v.lecture, theme: v.theme, lanes: v.lanes, speed: v.speed, ...storyView(v.story) });
+  view.set({ embed: v.embed, lecture: v.lecture, theme: v.theme, lanes: v.lanes, speed: v.speed, ...storyView(ctx.story, v.story) });
 
   controls = buildControls($('controls-fields'), $('sched-list'), $('lane-toggles'), schema, ctx.fields, { onValue, onLane });
   controls.setValues(app.values, lanesNow());
@@ -54,7 +57,7 @@ async function boot() {
   const viewMsgs = Object.entries(errors).filter(([key, msg]) => !controls.setError(key, msg)).map(([, msg]) => msg);
   $('form-message').textContent = viewMsgs.join(' · ');
   app.viewErrors = viewMsgs.length > 0;   // link problems stay visible until the user acts
-  $('embed-open').href = openHref();
+  $('embed-open').href = explorerHref(location.href);
   buildPresetButtons($('preset-buttons'), presets, applyPreset, schema.schedulers);
   markPreset($('preset-buttons'), matchingPreset(ctx.fields, presets, app.values));
 
@@ -67,7 +70,7 @@ async function boot() {
   side = createSideWork({ source, schema, fields: ctx.fields, page: ctx, root, state: sideState, onUseKV, onApply: onValue, onDeploy, onCalibrated });
   wireUI();
 
-  await recompute();
+  await mainRun.run();
   performance.mark('cbx:first-timeline');
   side.begin(embeddedFigure(ctx, view.get()));
   if (view.get().embed) postHeight(view.get().embed);
@@ -75,8 +78,8 @@ async function boot() {
   source.readyPromise.then(async () => {
     performance.mark('cbx:engine-ready');
     // Re-run in the page what the snapshot answered, so "ready" means the engine's own numbers.
-    await app.inflight;          // a run that was waiting for the engine is already engine-made
-    if (!app.cmp || app.fromSnapshot) await recompute();
+    await mainRun.settled();     // a run that was waiting for the engine is already engine-made
+    if (!app.cmp || app.fromSnapshot) await mainRun.run();
     root.dataset.state = 'ready';
     side.live();
     keepOffline(source.client.cached, () => { root.dataset.offline = 'ready'; $('engine-offline').hidden = false; });
@@ -91,19 +94,13 @@ function fatal(err) {   // a bug in the page itself: say so loudly (console + st
   $('engine-status-text').textContent = app.fatal;
 }
 
-function onStatus(s) {
-  if (app.fatal) return;
-  showStatus(s);
-  if (s.stage === 'failed') root.dataset.state = 'failed';
-  // test hooks: how the engine started, and who shares it
-  if (s.stage === 'ready') Object.assign(root.dataset, { engineBoot: s.via, engineNote: s.detail, engine: s.shared ? 'shared' : 'dedicated', engineClients: String(s.clients) });
-}
+function onStatus(s) { if (!app.fatal) showStatus(s); }
 
 // ------------------------------------------------------------------ state changes
 const lanesNow = () => lanesOf(ctx.schema.schedulers, view.get());
 const laneState = () => ({ cmp: app.cmp, lanes: lanesNow(), pass: player?.pass ?? null,
   lecture: root.classList.contains('lecture'), compact: !!root.dataset.embed });
-const sideState = () => ({ values: app.values, view: view.get(), lanes: lanesNow(), cmp: app.cmp, items: app.trace?.items });
+const sideState = () => ({ values: app.values, view: view.get(), lanes: lanesNow(), cmp: app.cmp, items: traceFile.items() });
 
 function onValue(path, value) {
   if (app.values[path] === value) return;     // Enter then change: one value, one run
@@ -117,220 +114,80 @@ function onLane(name, on) {
   changed();
 }
 
-/** The KV calculator's "use as budget": set the budget field and show a lane it applies to. */
-function onUseKV(tokens) {
+/** The KV budget (tokens, or 'auto'), and on screen the optional lanes it applies to (vllm). */
+function setBudget(tokens) {
   const path = ctx.schema.figures.kv.budget;
   app.values[path] = tokens;
-  const owner = ctx.fields.find((f) => f.path === path);
   const ls = view.get().lanes;
-  view.set({ lanes: [...ls, ...(owner?.applies_to || []).filter((s) => !ls.includes(s) && ctx.optional.includes(s))] });
-  changed();
+  const owners = ctx.fields.find((f) => f.path === path)?.applies_to || [];
+  view.set({ lanes: [...ls, ...owners.filter((s) => !ls.includes(s) && ctx.optional.includes(s))] });
 }
 
-/** The reader's own trace file: parsed here (never sent anywhere), then run like any trace. */
-async function onTraceFile(file) {
-  const status = $('trace-file-status'), error = $('trace-file-error');
-  error.textContent = '';
-  if (!file) return;
-  if (file.size > MAX_TRACE_BYTES) { error.textContent = `${file.name}: larger than ${MAX_TRACE_BYTES / 1e6} MB`; return; }
-  const r = parseTrace(file.name, await file.text());
-  if (r.error) { error.textContent = r.error; return; }
-  app.trace = { name: file.name, ...r };
-  status.textContent = `${file.name}: ${r.items.length.toLocaleString('en-US')} requests (${r.format}); the generator's and the production trace's fields are not used.`;
-  $('trace-file-clear').hidden = false;
-  changed();
-}
-
-function clearTraceFile() {
-  app.trace = null;
-  $('trace-file').value = '';
-  $('trace-file-status').textContent = '';
-  $('trace-file-error').textContent = '';
-  $('trace-file-clear').hidden = true;
-  changed();
-}
-
-/** The deployment panel's "run on this deployment": the roofline cost for it, its KV pool
- *  (kv_tokens auto) and the vllm lane (the only scheduler with a KV pool). */
-function onDeploy(d) {
+/** The cost model of `kind` with the terms it has of `terms`. */
+function setCost(kind, terms) {
   const cost = ctx.schema.figures.kv.cost;
-  app.values[cost] = 'roofline';
-  for (const [k, v] of Object.entries(d)) if (`${cost}.${k}` in app.values) app.values[`${cost}.${k}`] = v;
-  app.values[ctx.schema.figures.kv.budget] = 'auto';
-  const ls = view.get().lanes;
-  const kvLanes = ctx.fields.find((f) => f.path === ctx.schema.figures.kv.budget)?.applies_to || [];
-  view.set({ lanes: [...ls, ...kvLanes.filter((s) => !ls.includes(s) && ctx.optional.includes(s))] });
-  changed();
+  app.values[cost] = kind;
+  for (const [k, v] of Object.entries(terms)) if (`${cost}.${k}` in app.values) app.values[`${cost}.${k}`] = v;
 }
 
-/** The calibration's "use the fitted cost model": the custom cost with the fitted terms. */
-function onCalibrated(c) {
-  const cost = ctx.schema.figures.kv.cost;
-  app.values[cost] = 'custom';
-  for (const [k, v] of Object.entries(c)) if (`${cost}.${k}` in app.values) app.values[`${cost}.${k}`] = v;
-  changed();
-}
+// The side panels' buttons: the KV calculator's "use as budget"; the deployment panel's "run on
+// this deployment" (its roofline cost, its KV pool); the calibration's "use the fitted cost model".
+function onUseKV(tokens) { setBudget(tokens); changed(); }
+function onDeploy(d) { setCost('roofline', d); setBudget('auto'); changed(); }
+function onCalibrated(c) { setCost('custom', c); changed(); }
 
 function changed() {
   app.tInput = performance.now();
-  // a change away from the story step's own scenario leaves the story (the reader explores on)
-  const step = storyStep(ctx, view.get());
-  if (step && !sameValues(ctx.fields, app.values, valuesFromScenario(ctx.fields, step.scenario || {}))) {
-    view.set(storyView(null));
-  }
+  story.follow(app.values);
   controls.setValues(app.values, lanesNow());   // a choice can show or hide other fields
   player.reset(null);
   writeURL();
   markPreset($('preset-buttons'), matchingPreset(ctx.fields, ctx.presets, app.values));
-  recompute().then(() => side.start());
+  mainRun.run().then(() => side.start());
 }
 
 function writeURL() {
   history.replaceState(null, '', `${location.pathname}${toQuery(ctx, app.values, { ...view.get(), pass: player.pass })}`);
   app.viewErrors = false;
-  $('embed-open').href = openHref();
+  $('embed-open').href = explorerHref(location.href);
 }
 
-/** The full explorer for the current view (what an embedded figure links to). */
-function openHref() {
-  const u = new URL(location.href);
-  u.searchParams.delete('embed');
-  return u.href;
-}
-
-// ------------------------------------------------------------------ story mode
-/** The view patch for story step n (1-based), or for leaving the story (null). */
-function storyView(n) {
-  const step = n ? ctx?.story?.[n - 1] : null;
-  return { story: step ? n : null, storyFigure: step?.highlight ?? null, storyFocus: step?.focus ?? null };
-}
-
-/** Go to story step n: its scenario and lanes, its card, what it highlights. */
-function applyStory(n) {
-  const step = ctx.story[n - 1];
-  if (!step) return false;
-  app.values = valuesFromScenario(ctx.fields, step.scenario || {});
-  view.set({ lanes: (step.schedulers || []).filter((s) => ctx.optional.includes(s)), ...storyView(n) });
+/** A preset or a story step ({scenario, schedulers}): its values and lanes with the view patch,
+ *  the messages cleared, then run. */
+function applyScenario({ scenario, schedulers }, patch) {
+  app.values = valuesFromScenario(ctx.fields, scenario || {});
+  view.set({ lanes: (schedulers || []).filter((s) => ctx.optional.includes(s)), ...patch });
+  story.render();
   controls.clearErrors();
   $('form-message').textContent = '';
-  renderStory();
   changed();
-  showStoryFigure();
-  return true;
-}
-
-/** PageDown / PageUp: the next or previous step; false when not in story mode. */
-function storyStepBy(delta) {
-  const n = view.get().story;
-  if (!n) return false;
-  applyStory(Math.max(1, Math.min(ctx.story.length, n + delta)));
-  return true;
-}
-
-function toggleStory() {
-  if (view.get().story) { view.set(storyView(null)); renderStory(); writeURL(); lanes.refit(); redrawAll(); return; }
-  applyStory(1);
-}
-
-function renderStory() {
-  const v = view.get();
-  const step = storyStep(ctx, v);
-  if (step) {
-    $('story-count').textContent = `Step ${v.story} of ${ctx.story.length}`;
-    $('story-title').textContent = step.title;
-    $('story-text').textContent = step.text;
-    $('story-prev').disabled = v.story <= 1;
-    $('story-next').disabled = v.story >= ctx.story.length;
-  }
-  markStoryFocus();
-}
-
-/** The part of the highlighted figure the step points at: a lane, or the vllm lane's block view. */
-function markStoryFocus() {
-  for (const e of document.querySelectorAll('.story-focus')) e.classList.remove('story-focus');
-  const focus = view.get().story ? view.get().storyFocus : null;
-  if (!focus) return;
-  const target = focus === 'blocks' ? document.querySelector('canvas.blockview:not([hidden])')
-    : document.querySelector(`.lane[data-lane="${focus}"]`);
-  target?.classList.add('story-focus');
-}
-
-function showStoryFigure() {
-  const v = view.get();
-  if (v.embed) return;
-  const fig = document.querySelector(`[data-figure="${v.storyFigure}"]`);
-  const card = $('fig-story');
-  const smooth = !window.matchMedia('(prefers-reduced-motion: reduce)').matches;
-  requestAnimationFrame(() => {
-    if (v.storyFigure === 'timeline') window.scrollTo({ top: 0, behavior: smooth ? 'smooth' : 'auto' });
-    else (card || fig)?.scrollIntoView({ block: 'start', behavior: smooth ? 'smooth' : 'auto' });
-  });
 }
 
 function applyPreset(name) {
   const p = ctx.presets[name];
   if (!p) return false;
-  app.values = valuesFromScenario(ctx.fields, p.scenario || {});
-  view.set({ lanes: (p.schedulers || []).filter((s) => ctx.optional.includes(s)), ...storyView(null) });
-  renderStory();
-  controls.clearErrors();
-  $('form-message').textContent = '';
-  changed();
+  applyScenario(p, storyView(ctx.story, null));
   return true;
 }
 
 // ------------------------------------------------------------------ the main run
-// One engine run at a time; changes that arrive meanwhile collapse into one more run.
-const mainRun = latest();
-const recompute = coalesce(compute, {
-  onBusy: () => { root.dataset.busy = '1'; },        // test / bench hook: set until the latest values are drawn
-  onIdle: () => { delete root.dataset.busy; },
-});
-
-async function compute() {
-  const token = mainRun.start();
-  const req = pageRequests(ctx, { values: app.values, view: view.get(), items: app.trace?.items }).main;
-  const fromSnapshot = !app.source.live && app.source.hasSnapshot(req.method, req.params);
-  if (!app.source.live && !fromSnapshot) markStale(STALE.waiting);
-  const busy = app.source.live ? setTimeout(() => { if (!token.stale) markStale(STALE.busy); }, STALE.busyAfterMs) : null;
-  app.inflight = (async () => {
-    let note = null;
-    try {
-      const tCall = performance.now();
-      const cmp = await app.source.call(req.method, req.params, { signal: token.signal });
-      performance.measure('cbx:engine', { start: tCall, end: performance.now() });
-      if (token.stale) return;
-      Object.assign(app, { req, cmp, fromSnapshot });
-      controls.clearEngineErrors();
-      if (!app.viewErrors) $('form-message').textContent = '';
-      renderMain();
-    } catch (err) {
-      if (token.stale) return;
-      const d = err.detail || { message: err.message };
-      if (app.trace && /^workload\.items/.test(d.field || '')) $('trace-file-error').textContent = lineOf(d.message, app.trace.name, app.trace.lines);
-      else if (!(d.type === 'ScenarioError' && controls.showEngineError(d))) $('form-message').textContent = d.message;
-      note = `Not simulated: ${d.message}${app.cmp ? ' — still showing the last good result.' : ''}`;
-    } finally {
-      clearTimeout(busy);
-      if (!token.stale) showNote(note, true);
-    }
-  })();
-  await app.inflight;
+/** The engine's answer for the latest values: keep it, clear the engine's messages, draw it. */
+function onResult(r) {
+  Object.assign(app, r);
+  controls.clearEngineErrors();
+  if (!app.viewErrors) $('form-message').textContent = '';
+  renderMain();
 }
 
-/** The reader stops a long run: the engine drops it between two slices of work. */
-function cancelRun() {
-  if (document.documentElement.dataset.stale !== STALE.busy) return false;
-  mainRun.cancel();
-  markStale(STALE.cancelled);
-  showNote('Cancelled: the engine stopped that run; change a value to simulate again.');
-  return true;
+/** The engine refused the values: its message beside the trace file or the control it names,
+ *  else above the form. */
+function onRunError(d) {
+  if (!traceFile.showError(d) && !(d.type === 'ScenarioError' && controls.showEngineError(d))) $('form-message').textContent = d.message;
 }
-$('btn-cancel-run').addEventListener('click', cancelRun);
 
 function renderMain() {
   const cmp = app.cmp;
-  renderHeadline(cmp, ctx.schema.schedulers.filter((s) => s.base).map((s) => s.name));
+  renderHeadline(cmp, ctx.base);
   clearStale();
   const t0 = performance.now();
   lanes.render();
@@ -339,13 +196,9 @@ function renderMain() {
   performance.measure('cbx:draw', { start: t0, end: performance.now() });
   const shown = lanesNow().filter((s) => cmp[s]);
   renderCards($('metric-cards'), cmp, shown, ctx.fields.filter((f) => f.group === 'slo'));
-  const label = (s) => ctx.schema.schedulers.find((x) => x.name === s)?.label || s;
-  $('metrics-lanes').textContent = shown.length > 2 ? `${shown.slice(0, -1).map(label).join(', ')} and ${label(shown.at(-1))}`
-    : shown.map(label).join(' vs ');
-  // a production trace's attribution, wherever its numbers are shown (CC BY 4.0)
-  const credit = Object.values(cmp).find((r) => r && r.credit)?.credit || '';
-  for (const p of document.querySelectorAll('[data-credit]')) { p.textContent = credit ? `Trace: ${credit}.` : ''; p.hidden = !credit; }
-  markStoryFocus();
+  $('metrics-lanes').textContent = lanesInWords(shown, ctx.schema.schedulers);
+  showCredit(cmp);
+  story.markFocus();
   $('phone-summary').textContent = describe(ctx.fields, app.values);
   root.dataset.drawn = String(++app.drawn);
   root.dataset.firstPaint ??= app.fromSnapshot ? 'snapshot' : 'engine';   // test hook
@@ -373,41 +226,22 @@ function redrawAll() {
 }
 
 function wireUI() {
+  story = createStory({ page: ctx, view, apply: applyScenario, left: () => { writeURL(); lanes.refit(); redrawAll(); } });
+  traceFile = createTraceInput(changed);
   $('btn-lecture').addEventListener('click', toggleLecture);
-  $('btn-story').addEventListener('click', toggleStory);
-  const drawer = (open) => {
-    if (open) root.dataset.drawer = 'open'; else delete root.dataset.drawer;
-    $('btn-controls').setAttribute('aria-expanded', String(open));
-    if (open) $('controls').querySelector('input, select, button:not(#btn-controls-close)')?.focus({ preventScroll: true });
-  };
-  $('btn-controls').addEventListener('click', () => drawer(root.dataset.drawer !== 'open'));
-  $('btn-controls-close').addEventListener('click', () => drawer(false));
-  document.addEventListener('keydown', (e) => { if (e.key === 'Escape' && root.dataset.drawer === 'open') drawer(false); });
-  $('story-prev').addEventListener('click', () => storyStepBy(-1));
-  $('story-next').addEventListener('click', () => storyStepBy(1));
-  $('story-exit').addEventListener('click', toggleStory);
-  renderStory();
+  wireDrawer(root);
   $('btn-theme').addEventListener('click', toggleTheme);
   window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', redrawAll);
   $('controls-form').addEventListener('submit', (e) => e.preventDefault());
-  $('trace-file').addEventListener('change', (e) => onTraceFile(e.target.files?.[0]));
-  $('trace-file-clear').addEventListener('click', clearTraceFile);
   wireExports({ result: () => app.cmp, request: () => app.req, lanes: () => lanesNow().filter((s) => app.cmp?.[s]),
     canvases: () => lanes.canvases(), describe: () => describe(ctx.fields, app.values) }, ctx.schema.figures);
   wireKeys({
     play: () => player.play(), step: (d) => player.step(d), home: () => player.home(), end: () => player.end(),
     lecture: toggleLecture, theme: toggleTheme, preset: (i) => applyPreset(Object.keys(ctx.presets)[i]),
     lane: () => { const s = ctx.optional[0]; if (s) onLane(s, !view.get().lanes.includes(s)); },
-    story: toggleStory, storyStep: storyStepBy, cancel: cancelRun,
+    story: story.toggle, storyStep: story.stepBy, cancel: mainRun.cancel,
   }, lanes.passMax);
-  // Canvases size to the figure's width; a height change is redrawn by whatever caused it.
-  let figWidth = -1;
-  new ResizeObserver((entries) => {
-    const w = entries[entries.length - 1].contentRect.width;
-    if (w !== figWidth) { figWidth = w; requestAnimationFrame(redrawAll); }
-  }).observe(document.querySelector('.figures'));
-  // lecture mode fits the lanes to the window's height as well
-  window.addEventListener('resize', () => { if (view.get().lecture) requestAnimationFrame(redrawAll); });
+  wireResize(document.querySelector('.figures'), redrawAll, () => view.get().lecture);
 }
 
 function toggleTheme() { view.toggleTheme(); writeURL(); redrawAll(); }

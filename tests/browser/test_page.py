@@ -265,3 +265,22 @@ def test_embed_mode_shows_one_figure(strict_page, site_url, figure):
     box = canvas.bounding_box()
     assert box["width"] > 300 and box["height"] > 100
     assert page.get_attribute("#embed-open", "href").find("embed=") == -1
+
+
+@pytest.mark.parametrize("name", ["stall", "cost"])   # cost: the figure's former name (old links)
+def test_stall_embed_shows_the_native_prefill_stall(strict_page, site_url, native, name):
+    page = strict_page
+    page.goto(f"{site_url}?embed={name}")
+    wait_state(page, "ready")
+    page.wait_for_selector('#stall-panel [data-stat="stall.chunked"]')
+    visible = page.eval_on_selector_all(
+        "section.figure", "els => els.filter(e => e.offsetParent !== null).map(e => e.id)")
+    assert visible == ["fig-stall"]
+    assert page.get_attribute("html", "data-embed") == "stall"
+    assert page.text_content("#form-message") == ""          # an old name is no error
+    want = native("stall", {"scenario": {}})
+    shown = {s: float(page.get_attribute(f'[data-stat="{s}"]', "data-value"))
+             for s in ("stall.decode", "stall.unchunked", "stall.chunked")}
+    assert shown == {"stall.decode": want["unchunked"]["decode"],
+                     "stall.unchunked": want["unchunked"]["worst"],
+                     "stall.chunked": want["chunked"]["worst"]}

@@ -3,7 +3,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { engine } from './engine.mjs';
 import { setRecords, asTables } from '../../web/state/records.js';
-import { indexSegments, segmentAt, doneBy, timeAt } from '../../web/draw/timeline.js';
+import { indexSegments, segmentAt, doneBy, timeAt, laneGeometry, laneHeight, passAxis, axisHeight } from '../../web/draw/timeline.js';
 
 const { schema } = engine();
 setRecords(schema.records);
@@ -36,4 +36,28 @@ test('doneBy and timeAt read the requests and the run-length passes log', () => 
   assert.equal(timeAt(r, 1), 10);
   assert.equal(timeAt(r, 3), 23);
   assert.equal(timeAt(r, 5), 32);
+});
+
+test('one lane geometry: drawing, hit tests and the block view read the same axis and rows', () => {
+  // theme() reads the stylesheet's variables; Node has none, so the default chart scale applies
+  globalThis.document ??= { documentElement: {} };
+  globalThis.getComputedStyle ??= () => ({ getPropertyValue: () => '' });
+  const views = [{ slots: 8, passMax: 37 }, { slots: 4096, passMax: 5, lecture: true },
+    { slots: 1, passMax: 0, compact: true, rowsPx: 50 }];
+  for (const view of views) {
+    const g = laneGeometry(600, view, 12);
+    assert.equal(g.height, laneHeight(view));
+    assert.equal(g.height, Math.ceil(g.rowsH) + axisHeight());
+    assert.equal(g.passMax, Math.max(1, view.passMax || 12));
+    assert.equal(g.x(0), g.gutter);
+    assert.ok(Math.abs(g.x(g.passMax) - (g.gutter + g.plotW)) < 1e-9);
+    // the middle of pass p's column is pass p, in the timeline and in the block view under it
+    const blocks = passAxis(600, view, 12);
+    for (let p = 1; p <= g.passMax; p++) {
+      const mid = (g.x(p - 1) + g.x(p)) / 2;
+      assert.equal(g.passAt(mid), p);
+      assert.equal(blocks.passAt(mid), p);
+      assert.equal(blocks.x(p), g.x(p));
+    }
+  }
 });

@@ -64,6 +64,16 @@ test('view parameters: one parser, the same answer early and late', () => {
   assert.equal(late.view.lecture, true);
 });
 
+test("a figure's former name still opens it (embed=cost is the stall); the URL names it anew", () => {
+  assert.ok(ctx.figures.includes('stall') && !ctx.figures.includes('cost'));
+  const { view, errors } = parseURL('?embed=cost', ctx);
+  assert.equal(view.embed, 'stall');
+  assert.deepEqual(errors, {});
+  assert.equal(parseView('?embed=cost', { figures: ctx.figures }).view.embed, 'stall');
+  assert.match(toQuery(ctx, parseURL('', ctx).values, view), /embed=stall/);
+  assert.match(parseURL('?embed=constructor', ctx).errors.embed, /must be one of/);
+});
+
 test('a preset in the link sets its values and lanes; the URL names it back', () => {
   const name = Object.keys(presets).find((k) => presets[k].schedulers.some((s) => ctx.optional.includes(s)));
   const state = parseURL(`?preset=${name}`, ctx);

@@ -7,7 +7,7 @@
 
 import { setupCanvas, theme, font, colorFor, hatch } from './canvas-kit.js';
 import { fmt } from './format.js';
-import { gutter } from './timeline.js';
+import { passAxis } from './timeline.js';
 import { count } from '../state/records.js';
 
 const HEIGHT = { compact: 60, normal: 96, lecture: 104 };
@@ -69,12 +69,10 @@ function samplesOf(kb) {
 function geometry(canvas, result, view, w) {
   const t = theme();
   const kb = result.kv_blocks;
-  const G = gutter();
-  const plotW = Math.max(10, w - G - 4);
-  const passMax = Math.max(1, view.passMax || result.metrics?.passes || 1);
+  // the timeline's own pass axis, so the pool lines up with the lane above it
+  const { gutter: G, plotW, passMax, x: X, passAt } = passAxis(w, view, result.metrics?.passes);
   const H = blockViewHeight(view);
   const samples = samplesOf(kb);
-  const X = (p) => G + (p / passMax) * plotW;
   // The title goes right of the run's end when it fits there, else on a line of its own above.
   const label = titleOf(result, samples);
   const g2 = canvas.getContext('2d');
@@ -86,7 +84,7 @@ function geometry(canvas, result, view, w) {
   const ph = Math.max(8, H - top - bottom);
   let peak = kb.total ?? 1;
   for (const s of samples) peak = Math.max(peak, s.tables, s.used + s.cachedFree);
-  return { t, kb, G, plotW, passMax, H, top, ph, samples, peak, label, beside, X,
+  return { t, kb, G, plotW, passMax, passAt, H, top, ph, samples, peak, label, beside, X,
     Y: (v) => top + ph - (v / peak) * ph };
 }
 
@@ -113,9 +111,9 @@ export function sampleAt(result, p) {
 /** What is under CSS pixel (x, y): {pass, rid} (rid: the request whose blocks are there, or
  *  null), or null outside the plot. */
 export function blockHit(canvas, result, view, x, y) {
-  const { G, plotW, passMax, Y } = geometry(canvas, result, view, canvas.clientWidth);
+  const { G, plotW, passAt, Y } = geometry(canvas, result, view, canvas.clientWidth);
   if (x < G || x > G + plotW) return null;
-  const pass = Math.floor(((x - G) / plotW) * passMax) + 1;
+  const pass = passAt(x);
   if (pass > result.metrics.passes) return null;
   const s = sampleAt(result, pass);
   let acc = 0, rid = null;

@@ -36,15 +36,39 @@ export function indexSegments(result, slots) {
 
 /** Row height that keeps a lane readable for 1 slot and bounded for 4,096; `rowsPx` (lecture mode:
  *  what the viewport leaves each lane) replaces the usual total. */
-function laneHeight(slots, lecture = false, compact = false, rowsPx = null) {
-  const rowH = rowHeight(slots, lecture, compact, rowsPx);
-  return Math.ceil(rowH * slots) + axisHeight();
-}
-function rowHeight(slots, lecture, compact, rowsPx = null) {
+function rowHeight({ slots, lecture, compact, rowsPx = null }) {
   // compact: an embedded figure has to fit an iframe without scrolling.
   const maxH = compact ? 16 : lecture ? 72 : 40;
   const total = rowsPx ?? (compact ? 128 : lecture ? 240 : 210);
   return Math.max(Math.min(maxH, total / slots), 0.75);
+}
+
+/** A lane canvas's CSS height for view {slots, lecture, compact, rowsPx}: its rows and the pass axis. */
+export function laneHeight(view) {
+  return Math.ceil(rowHeight(view) * view.slots) + axisHeight();
+}
+
+/**
+ * The pass axis a lane's canvases share (the timeline and the block view under it), so every lane
+ * and its block view line up: width = the canvas's CSS width, view.passMax = the longest lane on
+ * screen (or this run's `passes`). x(pass) is the right edge of pass `pass`; passAt(x) the pass
+ * under CSS x.
+ */
+export function passAxis(width, view, passes) {
+  const left = gutter();
+  const plotW = Math.max(10, width - left - 4);
+  const passMax = Math.max(1, view.passMax || passes || 1);
+  return { gutter: left, plotW, passMax,
+    x: (pass) => left + (pass / passMax) * plotW,
+    passAt: (x) => Math.floor(((x - left) / plotW) * passMax) + 1 };
+}
+
+/** The one lane geometry (drawing, hit tests and the keyboard tooltip read it): the pass axis and
+ *  the slot rows {rowH, rowsH (the rows' height), height (the canvas's)}. view: {slots, passMax,
+ *  lecture, compact, rowsPx}. */
+export function laneGeometry(width, view, passes) {
+  const rowH = rowHeight(view);
+  return { ...passAxis(width, view, passes), rowH, rowsH: rowH * view.slots, height: laneHeight(view) };
 }
 
 /**
@@ -54,15 +78,10 @@ function rowHeight(slots, lecture, compact, rowsPx = null) {
 export function draw(canvas, result, view) {
   const idx = indexSegments(result, view.slots);
   const slots = idx.slots;
-  const { ctx, dpr, w, h } = setupCanvas(canvas, laneHeight(slots, view.lecture, view.compact, view.rowsPx));
+  const { ctx, dpr, w } = setupCanvas(canvas, laneHeight(view));
   const t = theme();
-  const rowH = rowHeight(slots, view.lecture, view.compact, view.rowsPx);
-  const GUTTER = gutter();
-  const plotW = Math.max(10, w - GUTTER - 4);
-  const passMax = Math.max(1, view.passMax || idx.passes || 1);
-  const X = (pass) => GUTTER + (pass / passMax) * plotW;
+  const { gutter: GUTTER, plotW, passMax, rowH, rowsH, x: X } = laneGeometry(w, view, idx.passes);
   const gap = rowH >= 6 ? 1 : 0;
-  const rowsH = rowH * slots;
 
   // Idle background for this run's span; beyond its last pass the lane is simply over.
   ctx.fillStyle = t.idle;
@@ -170,13 +189,10 @@ export function draw(canvas, result, view) {
 /** Which slot / pass / request sits under CSS pixel (x, y)? */
 export function hitTest(canvas, result, view, x, y) {
   const idx = indexSegments(result, view.slots);
-  const rowH = rowHeight(idx.slots, view.lecture, view.compact, view.rowsPx);
-  const GUTTER = gutter();
-  const plotW = Math.max(10, canvas.clientWidth - GUTTER - 4);
-  const passMax = Math.max(1, view.passMax || idx.passes || 1);
-  if (x < GUTTER || y < 0 || y >= rowH * idx.slots) return null;
-  const slot = Math.min(idx.slots - 1, Math.floor(y / rowH));
-  const pass = Math.floor(((x - GUTTER) / plotW) * passMax) + 1;
+  const g = laneGeometry(canvas.clientWidth, view, idx.passes);
+  if (x < g.gutter || y < 0 || y >= g.rowsH) return null;
+  const slot = Math.min(idx.slots - 1, Math.floor(y / g.rowH));
+  const pass = g.passAt(x);
   return { slot, pass, ...segmentAt(idx, slot, pass) };
 }
 

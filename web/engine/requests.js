@@ -4,6 +4,7 @@
 
 import { scenarioFrom } from '../state/schema.js';
 import { parseURL, storyStep } from '../state/url.js';
+import { baseSchedulers } from '../state/context.js';
 
 /** Deterministic JSON (sorted keys): the key a request is matched by in the build-time snapshot. */
 export function canonical(x) {
@@ -31,7 +32,7 @@ function compareRequest(scenario, lanes) {
 /** The schedulers a sweep figure runs: "base" = the compared pair, "last" = the richest lane. */
 export function sweepSchedulers(def, lanes, schedulers) {
   if (def.schedulers === 'last') return [lanes[lanes.length - 1]];
-  return schedulers.filter((s) => s.base).map((s) => s.name);
+  return baseSchedulers(schedulers);
 }
 
 /** A sweep figure's declaration with the parameter the reader chose (fig.sweep.params). */
@@ -70,7 +71,7 @@ export function pageRequests(ctx, state) {
   for (const [name, fig] of Object.entries(schema.figures)) {
     if (fig.sweep && wants(name)) out.sweeps[name] = sweepRequests(sweepOf(fig, state.sizing?.[name]), scenario, lanes, schema.schedulers);
   }
-  if (wants('cost')) out.stall = stallRequest(scenario);
+  if (wants('stall')) out.stall = stallRequest(scenario);
   if (wants('kv')) out.kv = [KV_PRESETS, kvRequest(null)];
   return out;
 }

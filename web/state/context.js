@@ -1,12 +1,17 @@
 // What every part of the page reads once the engine's schema, presets and story are in: the fields,
-// the figures, the optional lanes, the default preset and the story's steps. The build's Node script
+// the figures, the compared schedulers and the optional lanes, the default preset and the story's steps. The build's Node script
 // makes the same one.
 
 import { pageFields } from './schema.js';
 
+/** The schedulers every view compares: the registry's `base` ones (schema().schedulers), in its
+ *  order, [baseline, improved]. The page names no scheduler itself. */
+export function baseSchedulers(schedulers) { return schedulers.filter((s) => s.base).map((s) => s.name); }
+
 export function makeContext(schema, presets, figures = Object.keys(schema.figures), story = []) {
   return {
     schema, presets, figures, story, fields: pageFields(schema),
+    base: baseSchedulers(schema.schedulers),
     optional: schema.schedulers.filter((s) => !s.base).map((s) => s.name),
     defaultPreset: Object.keys(presets).find((k) => Object.keys(presets[k].scenario || {}).length === 0),
   };

@@ -78,7 +78,9 @@ function setPath(obj, path, v) {
   o[parts[parts.length - 1]] = v;
 }
 
-function getPath(obj, path) {
+/** The value at a dotted path ("server.slots") in a nested object, or undefined where the path
+ *  leaves it. The page's one reader of dotted paths (scenarios, results, metrics). */
+export function getPath(obj, path) {
   return path.split('.').reduce((o, k) => (o == null || typeof o !== 'object' ? undefined : o[k]), obj);
 }
 

@@ -8,6 +8,10 @@ import { PLAY_SECONDS, DEFAULT_PLAY_SECONDS } from './view.js';
 const FLAG_ON = ['1', 'true', 'yes', 'on'];
 const FLAG_OFF = ['0', 'false', 'no', 'off'];
 const THEMES = ['dark', 'light'];
+// A figure's former names, so that links made before it was renamed still open it. The prefill
+// stall was the figure "cost" (embed=cost, while its engine method was already "stall"); it has
+// one name now, stall. The one place an old figure name is read.
+const FORMER_FIGURES = new Map([['cost', 'stall']]);
 
 function show(text) {
   const s = String(text);
@@ -39,7 +43,8 @@ export function parseView(search, ctx) {
   }
   const em = q.get('embed');
   if (em != null) {
-    if ((ctx.figures || []).includes(em)) view.embed = em;
+    const name = FORMER_FIGURES.get(em) ?? em;
+    if ((ctx.figures || []).includes(name)) view.embed = name;
     else errors.embed = `embed = ${show(em)}: must be one of ${(ctx.figures || []).join(', ')}`;
   }
   const p = q.get('pass');

@@ -3,6 +3,7 @@
 
 import { el } from './dom.js';
 import { fmt, fmtPct, fmtTime } from '../draw/format.js';
+import { getPath } from '../state/schema.js';
 
 function card(title, what, ...body) {
   return el('article', { class: 'card' }, el('h4', { text: title }), el('p', { class: 'what', text: what }), ...body);
@@ -12,8 +13,6 @@ function metricCell(sched, path, value, text, cls) {
   return el('td', { 'data-metric': `${sched}.${path}`, 'data-value': value == null ? '' : String(value), class: cls, text });
 }
 
-function get(obj, path) { return path.split('.').reduce((o, k) => (o == null ? undefined : o[k]), obj); }
-
 function schedCell(s) {
   return el('td', { class: 'sched' }, el('i', { class: `sched-dot sched-${s}`, 'aria-hidden': 'true' }), document.createTextNode(s));
 }
@@ -22,7 +21,7 @@ function schedCell(s) {
 function table(cmp, scheds, cols, format) {
   const head = el('tr', {}, el('th', { text: '' }), ...cols.map((c) => el('th', { text: c.label })));
   const rows = scheds.map((s) => el('tr', {}, schedCell(s),
-    ...cols.map((c) => { const v = get(cmp[s].metrics, c.path); return metricCell(s, c.path, v, (c.format || format)(v), c.cls); })));
+    ...cols.map((c) => { const v = getPath(cmp[s].metrics, c.path); return metricCell(s, c.path, v, (c.format || format)(v), c.cls); })));
   return el('table', {}, el('thead', {}, head), el('tbody', {}, ...rows));
 }
 
@@ -37,12 +36,17 @@ export function sloVerdict(m) {
   return `fails: ${why.join(', ')}`;
 }
 
+/** The lanes the numbers compare, by their labels: "A vs B", or "A, B and C". */
+export function lanesInWords(shown, schedulers) {
+  const label = (s) => schedulers.find((x) => x.name === s)?.label || s;
+  return shown.length > 2 ? `${shown.slice(0, -1).map(label).join(', ')} and ${label(shown.at(-1))}` : shown.map(label).join(' vs ');
+}
+
 /** sloFields: the scenario's SLO fields (their labels; values read from the result's scenario). */
 export function renderCards(container, cmp, scheds, sloFields) {
   const first = cmp[scheds[0]];
   const unit = first.unit;
   const time = (v) => fmtTime(v, unit);
-  const getPath = (obj, path) => path.split('.').reduce((o, k) => (o == null ? undefined : o[k]), obj);
   const limits = sloFields.filter((f) => f.unit === 'ms' && getPath(first.scenario, f.path) != null)
     .map((f) => `${f.label.replace(/ limit$/, '')} ≤ ${time(getPath(first.scenario, f.path))}`);
   const target = first.scenario.slo?.attainment;

@@ -1,9 +1,9 @@
-// The page chrome: the status line, the preset buttons, the theme and lecture buttons, exports and
-// the keyboard. Keys work wherever focus is, except while typing in a field.
+// The page chrome: the status line, the preset buttons, the controls drawer, exports and the
+// keyboard. Keys work wherever focus is, except while typing in a field.
 
 import { el, $ } from './dom.js';
 import * as X from './export.js';
-import { fmt } from '../draw/format.js';
+import { baseSchedulers } from '../state/context.js';
 
 const STAGES = {
   download: 'Downloading the Python runtime',
@@ -13,7 +13,8 @@ const STAGES = {
   failed: 'The engine failed to load',
 };
 
-/** The engine's load status, in words, with its progress bar. */
+/** The engine's load status, in words, with its progress bar; <html data-state="failed"> when it
+ *  failed, and the test hooks of how it started and who shares it when it is ready. */
 export function showStatus(s) {
   const text = STAGES[s.stage] || s.stage;
   const pct = s.stage !== 'ready' && s.stage !== 'failed' && s.progress > 0 ? ` ${Math.round(100 * s.progress)}%` : '';
@@ -25,6 +26,32 @@ export function showStatus(s) {
     ? `${text}: ${s.detail}. Showing the build-time result.`
     : `${text}${pct}${s.stage === 'ready' ? slow : '… (showing the build-time result)'}`;
   $('engine-progress').value = s.progress || 0;
+  const root = document.documentElement;
+  if (s.stage === 'failed') root.dataset.state = 'failed';
+  if (s.stage === 'ready') Object.assign(root.dataset, { engineBoot: s.via, engineNote: s.detail, engine: s.shared ? 'shared' : 'dedicated', engineClients: String(s.clients) });
+}
+
+/** The controls drawer on a narrow screen: its buttons, Escape closes it, focus goes into it. */
+export function wireDrawer(root) {
+  const drawer = (open) => {
+    if (open) root.dataset.drawer = 'open'; else delete root.dataset.drawer;
+    $('btn-controls').setAttribute('aria-expanded', String(open));
+    if (open) $('controls').querySelector('input, select, button:not(#btn-controls-close)')?.focus({ preventScroll: true });
+  };
+  $('btn-controls').addEventListener('click', () => drawer(root.dataset.drawer !== 'open'));
+  $('btn-controls-close').addEventListener('click', () => drawer(false));
+  document.addEventListener('keydown', (e) => { if (e.key === 'Escape' && root.dataset.drawer === 'open') drawer(false); });
+}
+
+/** Canvases size to the figures' width: a change of it redraws them all (a height change is
+ *  redrawn by whatever caused it); in lecture mode, lanes fit the window's height as well. */
+export function wireResize(figures, redraw, lecture) {
+  let width = -1;
+  new ResizeObserver((entries) => {
+    const w = entries[entries.length - 1].contentRect.width;
+    if (w !== width) { width = w; requestAnimationFrame(redraw); }
+  }).observe(figures);
+  window.addEventListener('resize', () => { if (lecture()) requestAnimationFrame(redraw); });
 }
 
 /** One button per preset. Each says which lanes it shows: a preset that adds a lane beyond the base
@@ -32,7 +59,7 @@ export function showStatus(s) {
 export function buildPresetButtons(box, presets, onPick, schedulers) {
   box.replaceChildren();
   const label = (s) => schedulers.find((x) => x.name === s)?.label || s;
-  const base = schedulers.filter((s) => s.base).map((s) => s.name);
+  const base = baseSchedulers(schedulers);
   Object.entries(presets).forEach(([name, p], i) => {
     const extra = (p.schedulers || []).filter((s) => !base.includes(s));
     const lanes = `Lanes: ${(p.schedulers || base).map(label).join(', ')}${extra.length ? '' : ' (no vLLM lane)'}`;

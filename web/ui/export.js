@@ -113,6 +113,13 @@ export function embedSnippet(url, figure, figures) {
     + `style="border:0;width:100%;max-width:820px" title="${title}" loading="lazy" referrerpolicy="no-referrer" data-cbx-embed></iframe>`;
 }
 
+/** The full explorer for a view (what an embedded figure links to): its URL without embed. */
+export function explorerHref(url) {
+  const u = new URL(url);
+  u.searchParams.delete('embed');
+  return u.href;
+}
+
 /** In an embed: tell the host page the document's height whenever it changes
  *  ({type: "cbx:height", figure, height}; the README shows the listener). */
 export function postHeight(figure) {

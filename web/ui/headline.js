@@ -4,7 +4,7 @@ import { fmt } from '../draw/format.js';
 import { $ } from './dom.js';
 
 /** base: the compared pair [baseline, improved] (the schema's base schedulers, in order). */
-export function renderHeadline(cmp, [slow, fast]) {
+export function renderHeadline(cmp, [baseline, improved]) {
   const sp = cmp.speedup || {};
   const set = (id, v) => { const e = $(id); e.dataset.value = v == null ? '' : String(v); e.textContent = v == null ? '–' : v.toFixed(2); };
   set('hl-speedup', sp.time);
@@ -13,8 +13,14 @@ export function renderHeadline(cmp, [slow, fast]) {
   $('hl-verdict-pre').textContent = shown === '1.00' ? 'no faster (' : '';
   $('hl-verdict').textContent = shown === '1.00' ? ')' : shown != null && sp.time < 1 ? ' as fast (slower)' : ' faster';
   set('hl-speedup-passes', sp.passes);
-  $('hl-passes-cont').textContent = fmt(cmp[fast].metrics.passes);
-  $('hl-passes-static').textContent = fmt(cmp[slow].metrics.passes);
+  $('hl-passes-improved').textContent = fmt(cmp[improved].metrics.passes);
+  $('hl-passes-baseline').textContent = fmt(cmp[baseline].metrics.passes);
+}
+
+/** A production trace's attribution, wherever its numbers are shown (CC BY 4.0). */
+export function showCredit(cmp) {
+  const credit = Object.values(cmp).find((r) => r && r.credit)?.credit || '';
+  for (const p of document.querySelectorAll('[data-credit]')) { p.textContent = credit ? `Trace: ${credit}.` : ''; p.hidden = !credit; }
 }
 
 /** The note under the headline: why a run failed (bad = true), or null to hide it. */

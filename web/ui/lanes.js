@@ -3,14 +3,12 @@
 // draw/timeline.js and draw/blocks.js; this module owns the DOM around them, the pointer and
 // keyboard on them, and in lecture mode the height each lane gets so that all fit the screen.
 
-import { draw, hitTest, segmentAt, indexSegments, gutter, axisHeight } from '../draw/timeline.js';
+import { draw, hitTest, segmentAt, indexSegments, laneGeometry, axisHeight } from '../draw/timeline.js';
 import { drawBlocks, blockHit, describeBlocks, blockViewHeight } from '../draw/blocks.js';
 import { colorFor } from '../draw/canvas-kit.js';
 import { fmt, fmtPct, fmtTime } from '../draw/format.js';
 import { el } from './dom.js';
-import { count } from '../state/records.js';
-
-const getPath = (obj, path) => path.split('.').reduce((o, k) => (o == null ? undefined : o[k]), obj);
+import { getPath } from '../state/schema.js';
 
 /**
  * ctx: {container, tooltip, figure, schema, state: () => ({cmp, lanes, pass, lecture, compact}),
@@ -202,9 +200,8 @@ export function createLanes(ctx) {
     const pass = Math.max(1, Math.min(idx.passes, ctx.state().pass ?? idx.passes));
     const hit = { slot: focus.slot, pass, ...segmentAt(idx, focus.slot, pass) };
     hover = hit.request ? { rid: hit.request.id } : null;
-    const G = gutter();
-    const geo = { plotW: lane.canvas.clientWidth - G - 4, rowH: (lane.canvas.clientHeight - axisHeight()) / idx.slots };
-    tip(lane, hit, G + (pass / passMax()) * geo.plotW, (focus.slot + 1) * geo.rowH);
+    const g = laneGeometry(lane.canvas.clientWidth, laneView(focus.s), idx.passes);
+    tip(lane, hit, g.x(pass), (focus.slot + 1) * g.rowH);
   }
 
   function setHover(rid) {

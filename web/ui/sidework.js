@@ -103,15 +103,15 @@ export function createSideWork(ctx) {
     const key = JSON.stringify(req) + source.live;
     if (stallKey === key) return;
     if (!source.live && !source.hasSnapshot(req.method, req.params)) {
-      $('cost-panel').textContent = 'computing… (the engine answers as soon as it has loaded)';
+      $('stall-panel').textContent = 'computing… (the engine answers as soon as it has loaded)';
     }
     try {
       const res = await source.call(req.method, req.params, { signal: token.signal });
       if (token.stale) return;
       stallKey = key;
-      renderStall($('cost-panel'), res);
+      renderStall($('stall-panel'), res);
     } catch (err) {
-      if (!token.stale) $('cost-panel').textContent = err.detail?.message || err.message;
+      if (!token.stale) $('stall-panel').textContent = err.detail?.message || err.message;
     }
   }
 

@@ -7,8 +7,7 @@ import { lineChart } from '../draw/charts.js';
 import { theme } from '../draw/canvas-kit.js';
 import { fmtTime, maxOf, minOf } from '../draw/format.js';
 import { el } from './dom.js';
-
-const getPath = (obj, path) => path.split('.').reduce((o, k) => (o == null ? undefined : o[k]), obj);
+import { getPath } from '../state/schema.js';
 
 /** [speedup in time, speedup in passes] of one point's answer. */
 export function speedupPoint(res) {

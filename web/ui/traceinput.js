@@ -1,0 +1,48 @@
+// The reader's own trace file (CSV / JSONL): the file input, its status line, its clear button and
+// its errors. The file is parsed here in the page (state/tracefile.js) and never sent anywhere; its
+// requests replace the generator's and the production trace's (workload.items).
+
+import { parseTrace, lineOf, MAX_TRACE_BYTES } from '../state/tracefile.js';
+import { $ } from './dom.js';
+
+/**
+ * onChange(): a file was loaded or cleared (run again). Returns {items(): the file's requests, or
+ * undefined without one; showError(detail): an engine error about them shown beside the input, at
+ * the file's own line (true when it was about them)}.
+ */
+export function createTraceInput(onChange) {
+  const input = $('trace-file'), status = $('trace-file-status'), error = $('trace-file-error'), clear = $('trace-file-clear');
+  let trace = null;     // {name, items, lines, format}
+
+  async function load(file) {
+    error.textContent = '';
+    if (!file) return;
+    if (file.size > MAX_TRACE_BYTES) { error.textContent = `${file.name}: larger than ${MAX_TRACE_BYTES / 1e6} MB`; return; }
+    const r = parseTrace(file.name, await file.text());
+    if (r.error) { error.textContent = r.error; return; }
+    trace = { name: file.name, ...r };
+    status.textContent = `${file.name}: ${r.items.length.toLocaleString('en-US')} requests (${r.format}); the generator's and the production trace's fields are not used.`;
+    clear.hidden = false;
+    onChange();
+  }
+
+  function reset() {
+    trace = null;
+    input.value = '';
+    status.textContent = '';
+    error.textContent = '';
+    clear.hidden = true;
+    onChange();
+  }
+
+  input.addEventListener('change', (e) => load(e.target.files?.[0]));
+  clear.addEventListener('click', reset);
+  return {
+    items: () => trace?.items,
+    showError(d) {
+      if (!trace || !/^workload\.items/.test(d.field || '')) return false;
+      error.textContent = lineOf(d.message, trace.name, trace.lines);
+      return true;
+    },
+  };
+}
