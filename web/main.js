@@ -7,7 +7,7 @@ import { valuesFromScenario, matchingPreset, describe } from './state/schema.js'
 import { makeContext } from './state/context.js';
 import { parseView, parseURL, toQuery } from './state/url.js';
 import { createView } from './state/view.js';
-import { setRecords } from './state/records.js';
+import { setRecords, poolOf } from './state/records.js';
 import { buildControls } from './ui/controls.js';
 import { createLanes } from './ui/lanes.js';
 import { createPlayer } from './ui/player.js';
@@ -41,8 +41,7 @@ async function boot() {
   mainRun = createMainRun({ source, root, onResult, onError: onRunError,
     request: () => pageRequests(ctx, { values: app.values, view: view.get(), items: traceFile.items() }).main });
   const snap = source.loadSnapshot();
-  source.start(onStatus);
-  await snap;
+  source.start(onStatus); await snap;
   const [schema, presets, steps] = await Promise.all([SCHEMA, PRESETS, STORY].map((r) => source.call(r.method, r.params)));
   setRecords(schema.records);
   ctx = makeContext(schema, presets, FIGURES, steps);
@@ -130,11 +129,14 @@ function setCost(kind, terms) {
   for (const [k, v] of Object.entries(terms)) if (`${cost}.${k}` in app.values) app.values[`${cost}.${k}`] = v;
 }
 
-// The side panels' buttons: the KV calculator's "use as budget"; the deployment panel's "run on
-// this deployment" (its roofline cost, its KV pool); the calibration's "use the fitted cost model".
+// The side panels' buttons: "use as budget", "run on this deployment", "use the fitted cost model".
 function onUseKV(tokens) { setBudget(tokens); changed(); }
 function onDeploy(d) { setCost('roofline', d); setBudget('auto'); changed(); }
-function onCalibrated(c) { setCost('custom', c); changed(); }
+function onCalibrated(c) {   // a fitted cost has no deployment: "auto" keeps the pool it resolved to
+  const pool = app.values[ctx.schema.figures.kv.budget] === 'auto' ? poolOf(app.cmp) : null;
+  setCost('custom', c); if (pool != null) setBudget(pool);
+  changed(); return pool;
+}
 
 function changed() {
   app.tInput = performance.now();

@@ -222,6 +222,8 @@ def compute(sim, scenario):
         "slo": verdict,
         "preemptions": int(sum(sim.preemptions)),
         "kv_peak_tokens": int(sim.kv_peak),
+        # the KV budget the run had, kv_tokens "auto" resolved (None: unlimited)
+        "kv_pool_tokens": scenario.kv_pool,
         "prefix_hit_rate": None,
         "makespan_ticks": makespan,
     }

@@ -50,7 +50,8 @@ def test_deployment_trace_sizing_and_apply(strict_page, site_url, native):
     credit = page.text_content("#fig-timeline [data-credit]")
     assert "Microsoft Azure" in credit and "CC BY 4.0" in credit and "x3 as dense" in credit
     # the sizing sweep of max_num_seqs, run by the page point by point
-    values = [1, 2, 4, 8, 16, 32, 64, 128]
+    from py_engine.app.figures import FIGURES
+    values = FIGURES["slots"]["sweep"]["values"]          # what the page's figure sweeps
     sweep = native("sweep", {"scenario": scenario, "param": "slots", "values": values,
                              "schedulers": ["vllm"]})
     rec = sweep["recommendation"]["vllm"]
@@ -113,3 +114,57 @@ def test_own_trace_file_and_calibration(strict_page, site_url, native, tmp_path)
         "per_context_token_ms"]
     scenario = {"workload": {"items": items}, "server": {"cost": fit["cost"]}}
     assert metrics_match(read_metrics(page), flat_metrics(native.compare(scenario))) >= 40
+
+
+SERVED = ("batch,prompt,ttft_ms,tpot_ms\n1,512,60,12.5\n8,512,380,14\n32,512,1500,21\n"
+          "64,512,2900,30\n")
+
+
+def test_calibration_after_a_deployment_keeps_its_kv_pool(strict_page, site_url, native):
+    """Deployment -> Calibrate -> "Use the fitted cost model" failed: kv_tokens 'auto' needs a
+    roofline cost. The page now keeps the pool auto had resolved to, and says so."""
+    page = strict_page
+    page.goto(site_url + "?requests=24")
+    wait_state(page, "ready")
+    page.select_option("#kv-model", "llama-3.1-8b")
+    page.select_option("#kv-gpu", "h100-80gb")
+    page.wait_for_selector("#btn-deploy-use")
+    page.click("#btn-deploy-use")
+    settled(page)
+    scenario, _ = scenario_of(page)
+    pool = native.compare(scenario, ["static", "continuous", "vllm"])["vllm"]["metrics"][
+        "kv_pool_tokens"]
+    assert query(page)["kv_tokens"] == "auto" and pool > 0
+    page.click("#calibrate summary")
+    page.fill("#calibrate-csv", SERVED)
+    page.click("#calibrate-fit")
+    page.wait_for_selector("#calibrate-use", timeout=120_000)
+    page.click("#calibrate-use")
+    settled(page)
+    assert page.locator(".error, [role=alert]").filter(has_text="needs a roofline").count() == 0
+    q = query(page)
+    assert q["cost"] == "custom" and q["kv_tokens"] == str(pool)
+    assert "stays at {:,} tokens".format(pool) in page.text_content("#calibrate-note")
+    fit = native("calibrate", {"csv": SERVED})
+    scenario, _ = scenario_of(page)
+    assert scenario["server"]["kv_tokens"] == pool
+    for k, v in fit["cost"].items():
+        assert scenario["server"]["cost"][k] == v
+    want = native.compare(scenario, ["static", "continuous", "vllm"])
+    assert metrics_match(read_metrics(page), flat_metrics(want)) >= 60
+
+
+def test_a_fit_the_data_cannot_pin_down_is_not_offered(strict_page, site_url, native):
+    """Every row at one batch size: R^2 1.0000 with arbitrary coefficients, offered for use."""
+    page = strict_page
+    page.goto(site_url)
+    wait_state(page, "ready")
+    page.click("#calibrate summary")
+    csv = "rows,prefill_tokens,context_tokens,step_ms\n4,0,1000,10\n4,0,3000,12\n4,100,0,20\n"
+    page.fill("#calibrate-csv", csv)
+    page.click("#calibrate-fit")
+    page.wait_for_selector("#calibrate-problem", timeout=120_000)
+    assert page.locator("#calibrate-use").count() == 0
+    want = native("calibrate", {"csv": csv})
+    assert not want["usable"]
+    assert page.text_content("#calibrate-problem") == "Not usable: %s." % want["problem"]

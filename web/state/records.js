@@ -73,3 +73,9 @@ export function toRows(doc) {
   }
   return doc;
 }
+
+/** The KV pool (tokens, "auto" resolved) a comparison ran with, from any lane's metrics, or null. */
+export function poolOf(cmp) {
+  const runs = cmp ? Object.values(cmp).filter((r) => r && r.metrics) : [];
+  return runs.map((r) => r.metrics.kv_pool_tokens).find((t) => t != null) ?? null;
+}

@@ -152,12 +152,24 @@ export function renderCheck(summary, list, res) {
 }
 
 // ------------------------------------------------------------------ calibration
-/** The fit's answer: its coefficients, how well they fit, and a button that uses them. */
+/** The fit's answer: its coefficients, how well they fit, and a button that uses them — only when
+ * the engine says the fit is usable (else why not). onUse(cost) returns the KV budget it kept
+ * (when the budget was "auto", which a fitted cost cannot size), or null. */
 export function renderFit(container, res, onUse) {
   const c = res.cost;
   const pct = (v) => `${(100 * v).toFixed(1)}%`;
-  const use = el('button', { type: 'button', id: 'calibrate-use', text: 'Use the fitted cost model' });
-  use.addEventListener('click', () => onUse(c));
+  const said = el('p', { class: 'what', id: 'calibrate-note', role: 'status' });
+  const use = res.usable
+    ? el('button', { type: 'button', id: 'calibrate-use', text: 'Use the fitted cost model' })
+    : el('p', { class: 'bad', id: 'calibrate-problem', role: 'alert', text: `Not usable: ${res.problem}.` });
+  if (res.usable) {
+    use.addEventListener('click', () => {
+      const pool = onUse(c);
+      said.textContent = pool == null ? 'Using the fitted cost model.'
+        : `Using the fitted cost model; the KV budget stays at ${fmt(pool)} tokens, the pool "auto" had sized on the deployment.`;
+    });
+  }
+  const merged = res.merged?.length ? ` ${res.merged.join(', ')} kept at 0: these measurements cannot tell it apart from the other terms, which take its share.` : '';
   container.replaceChildren(
     el('p', {}, document.createTextNode('pass ms = '),
       el('b', { 'data-stat': 'fit.fixed_ms', 'data-value': String(c.fixed_ms), text: String(c.fixed_ms) }),
@@ -167,6 +179,6 @@ export function renderFit(container, res, onUse) {
       document.createTextNode(' × context tokens')),
     el('p', { class: 'what' }, document.createTextNode(`${res.points} measurements: median error `),
       el('b', { 'data-stat': 'fit.median_ape', 'data-value': String(res.error.median_ape), text: pct(res.error.median_ape) }),
-      document.createTextNode(`, worst ${pct(res.error.worst_ape)}${res.error.r2 == null ? '' : `, R² ${res.error.r2.toFixed(4)}`}${res.dropped.length ? `; ${res.dropped.join(', ')} kept at 0 (the data would make it negative or says nothing of it)` : ''}.`)),
-    use);
+      document.createTextNode(`, worst ${pct(res.error.worst_ape)}${res.error.r2 == null ? '' : `, R² ${res.error.r2.toFixed(4)}`}${res.dropped.length ? `; ${res.dropped.join(', ')} kept at 0 (the data would make it negative or says nothing of it)` : ''}.${merged}`)),
+    use, said);
 }
