@@ -218,8 +218,3 @@ class Native:
 @pytest.fixture(scope="session")
 def native() -> Native:
     return Native()
-
-
-@pytest.fixture(scope="session")
-def native() -> Native:
-    return Native()
