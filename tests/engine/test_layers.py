@@ -84,6 +84,14 @@ def imports():
 IMPORTS = imports()
 
 
+def test_every_folder_is_a_package():
+    """The page's memory snapshot imports what pkgutil.walk_packages finds (tools/memsnap.mjs),
+    and it skips a folder without __init__.py: its modules then fail to import in the page."""
+    folders = {p.parent for p in PKG.rglob("*.py") if "__pycache__" not in p.parts}
+    missing = sorted(str(f.relative_to(PKG)) for f in folders if not (f / "__init__.py").exists())
+    assert not missing, "folders without __init__.py: %s" % missing
+
+
 def test_every_module_is_in_a_known_layer():
     unknown = sorted(m for m in MODULES if layer(m) not in LAYERS)
     assert not unknown, "modules outside the layers: %s" % unknown

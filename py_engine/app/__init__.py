@@ -1,0 +1,1 @@
+"""What clients use: the schema and figures of the page, the worker protocol, the command line."""

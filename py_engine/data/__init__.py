@@ -1,0 +1,1 @@
+"""Cited tables and compact data (the lowest layer: it imports nothing of the engine but errors)."""

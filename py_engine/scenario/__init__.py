@@ -1,0 +1,1 @@
+"""The scenario: every field declared once, validation at the edge, the typed Scenario, presets."""

@@ -1,0 +1,1 @@
+"""The requests: the seeded generator and the production traces."""
