@@ -15,10 +15,13 @@ not once per item.
 Bad settings are ScenarioErrors naming the option, so the command line prints one line, exit 2.
 """
 
+import contextlib
 import logging
 import multiprocessing
 import os
 import socket
+import sys
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 
@@ -112,6 +115,21 @@ def _reachable(address: str):
                             % (address[:60], e.strerror or e)) from None
 
 
+@contextlib.contextmanager
+def _stderr_to(file):
+    """File descriptor 2 into `file` for a while: Ray's C++ core writes there directly, a line a
+    second while it retries an address (the command line says one line, from what it caught)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    os.dup2(file.fileno(), 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def runtime_env() -> dict:
     """The Ray job's runtime_env that ships this package (py_engine/) to the cluster's workers."""
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -137,17 +155,27 @@ def ray(address: str):
     if not ray_.is_initialized():
         if address != "auto":
             _reachable(address)
-        try:
-            ray_.init(address=address, log_to_driver=False, logging_level=logging.WARNING,
-                      runtime_env=runtime_env())
-        except (ConnectionError, RuntimeError, ValueError) as e:
-            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-            hint = ("" if address == "auto" or os.environ.get("RAY_AUTH_MODE") else
-                    "; a cluster with token authentication needs RAY_AUTH_MODE=token and its "
-                    "token in RAY_AUTH_TOKEN or ~/.ray/auth_token")
+        with tempfile.TemporaryFile() as said, _stderr_to(said):
+            try:
+                ray_.init(address=address, log_to_driver=False, logging_level=logging.WARNING,
+                          runtime_env=runtime_env())
+                failed = None
+            except (ConnectionError, RuntimeError, ValueError) as e:
+                failed = e
+            said.seek(0)
+            lines = said.read().decode("utf-8", "replace").strip().splitlines()
+        if failed is None:
+            sys.stderr.write("".join(line + "\n" for line in lines))   # Ray's own warnings
+        else:
+            first = (str(failed).strip().splitlines() or [type(failed).__name__])[0]
+            last = lines[-1].split("] ", 1)[-1] if lines else ""    # the C++ core's last word
+            hint = ("; the cluster wants token authentication: set RAY_AUTH_MODE=token and its "
+                    "token in RAY_AUTH_TOKEN (or ~/.ray/auth_token)"
+                    if any("Unauthenticated" in line for line in lines) else "")
             raise ScenarioError("ray", address, "the address of a running Ray cluster",
-                                "--ray = %s: cannot connect (%s)%s"
-                                % (address[:60], first[:200], hint)) from None
+                                "--ray = %s: cannot connect (%s%s)%s"
+                                % (address[:60], first[:200], "; " + last[:200] if last else "",
+                                   hint)) from None
     task = ray_.remote(_ray_call)
 
     def run(fn, job, items):

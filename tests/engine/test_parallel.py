@@ -204,5 +204,8 @@ def test_a_ray_cluster_gives_the_serial_answer_and_error():
         assert on_ray.stdout == serial.stdout
         bad_on_ray = _cli(*bad, "--ray", address, env=head.env)
         assert (bad_on_ray.returncode, bad_on_ray.stderr) == (2, serial_bad.stderr)
+        no_token = {k: v for k, v in head.env.items() if not k.startswith("RAY_AUTH_")}
+        _one_line(_cli("sweep", "--requests", "10", "--ray", address, env=no_token),
+                  "--ray", "cannot connect", "RAY_AUTH_MODE=token")
     finally:
         head.stop()
