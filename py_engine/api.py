@@ -177,7 +177,8 @@ class SweepPlan(NamedTuple):
     base: dict                  # the normalised scenario, in the variant the field needs
 
 
-def sweep_plan(scenario=None, param="skew", values=(0.0, 0.3, 0.6), schedulers=None) -> SweepPlan:
+def sweep_plan(scenario=None, param="skew", values=(0.0, 0.3, 0.6),
+               schedulers=None) -> SweepPlan:
     """The first part of a sweep: the request checked and the shared scenario built. Each point's
     own scenario is made where the point runs (sweep_point_steps), from `base`: it is small to
     send to another process, and a trace of a million items is not copied once per point."""
@@ -285,4 +286,5 @@ def _metrics_only(run: Run) -> dict:
 
 
 __all__ = ["simulate", "compare", "sweep", "simulate_steps", "compare_steps", "sweep_steps",
-           "sweep_plan", "sweep_point_steps", "sweep_point", "sweep_result", "SweepPlan", "presets", "run_sim", "run_steps", "drain", "result", "Run", "RESULT_CAPS"]
+           "sweep_plan", "sweep_point_steps", "sweep_point", "sweep_result", "SweepPlan",
+           "presets", "run_sim", "run_steps", "drain", "result", "Run", "RESULT_CAPS"]

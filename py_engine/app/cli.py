@@ -3,7 +3,9 @@
 Every scenario field is a flag (`--<flag>` from the field table, fields.py; see `run --help`);
 `--scenario` takes a JSON object or a path to a JSON file; `--trace` a production trace's name or
 a JSONL or CSV file of {arrive, prompt, out[, prefix_id, prefix_len, priority]}. Flags override
-the --scenario file. A bad input prints one line and exits 2.
+the --scenario file. A bad input prints one line and exits 2. A sweep runs its points in
+parallel (app/parallel.py: --workers N local processes, one per core by default; --ray ADDRESS a
+Ray cluster), with the serial answer.
 """
 
 import argparse
@@ -188,7 +190,8 @@ def _parser():
     where = sw.add_mutually_exclusive_group()
     where.add_argument("--workers", type=_workers, default=None, metavar="N",
                        help="run the points in N local processes (default: one per core, %d "
-                            "here; 1 = in series); the answer is the same" % parallel.default_workers())
+                            "here; 1 = in series); the answer is the same"
+                            % parallel.default_workers())
     where.add_argument("--ray", metavar="ADDRESS",
                        help="run the points as tasks on a running Ray cluster: auto or host:port "
                             "(needs pip install 'py_engine[ray]'); the answer is the same")
