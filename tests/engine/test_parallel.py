@@ -199,13 +199,24 @@ def test_a_ray_cluster_gives_the_serial_answer_and_error():
         assert serial_bad.returncode == 2 and "1024" in serial_bad.stderr, serial_bad.stderr
         head.wait()
         address = "127.0.0.1:%d" % head.port
-        on_ray = _cli(*CLI_SWEEP, "--ray", address, env=head.env)
-        assert on_ray.returncode == 0, on_ray.stderr
-        assert on_ray.stdout == serial.stdout
-        bad_on_ray = _cli(*bad, "--ray", address, env=head.env)
-        assert (bad_on_ray.returncode, bad_on_ray.stderr) == (2, serial_bad.stderr)
+        # without the cluster's token: refused after Ray's retries (it mostly waits: alongside)
         no_token = {k: v for k, v in head.env.items() if not k.startswith("RAY_AUTH_")}
-        _one_line(_cli("sweep", "--requests", "10", "--ray", address, env=no_token),
+        no_token["PYTHONPATH"] = str(ROOT)
+        refused = subprocess.Popen([sys.executable, "-m", "py_engine", "sweep", "--requests",
+                                    "10", "--ray", address], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, cwd=ROOT, env=no_token)
+        try:
+            on_ray = _cli(*CLI_SWEEP, "--ray", address, env=head.env)
+            assert on_ray.returncode == 0, on_ray.stderr
+            assert on_ray.stdout == serial.stdout
+            bad_on_ray = _cli(*bad, "--ray", address, env=head.env)
+            assert (bad_on_ray.returncode, bad_on_ray.stderr) == (2, serial_bad.stderr)
+            out, err = refused.communicate(timeout=600)
+        finally:
+            if refused.poll() is None:
+                refused.kill()
+                refused.wait()
+        _one_line(subprocess.CompletedProcess(refused.args, refused.returncode, out, err),
                   "--ray", "cannot connect", "RAY_AUTH_MODE=token")
     finally:
         head.stop()
