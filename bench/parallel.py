@@ -57,9 +57,9 @@ def main(argv):
           "%d cores here" % (SLOTS[0], SLOTS[-1], ", ".join(SCHEDULERS),
                              sc["workload"]["requests"], os.cpu_count() or 1))
     print("   in series: wall %.2f s, CPU %.2f s" % (ws, cs))
-    print("   --workers %d (%d processes): wall %.2f s, CPU %.2f s  ->  wall x%.2f faster, "
-          "CPU x%.2f  (same JSON: %s)" % (workers, len(worker_cpu), wp, cp, ws / wp, cp / cs,
-                                          "yes" if same else "NO"))
+    print("   --workers %d (%d processes): wall %.2f s, CPU %.2f s  ->  speed-up x%.2f (serial "
+          "wall / parallel wall), CPU x%.2f of serial  (same JSON: %s)"
+          % (workers, len(worker_cpu), wp, cp, ws / wp, cp / cs, "yes" if same else "NO"))
     return 0 if same else 1
 
 
