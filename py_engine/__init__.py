@@ -24,7 +24,8 @@ it in this list (tests/engine/test_layers.py reads every import and holds the ru
     verify/          the self-check (also in the page) and its brute-force reference
     bench/           benchmarks (python -m py_engine bench)
     app/             what clients use: schema, figures, protocol (the worker's entry point), cli,
-                     report (the command line's tables)
+                     report (the command line's tables), parallel (a sweep's points in processes
+                     or on Ray)
 """
 
 __version__ = "0.1.0"

@@ -15,6 +15,7 @@ trace generated (workload/), a policy (policies/) drives the core (sim/) under a
 
 import math
 import time
+from typing import NamedTuple
 
 from .analysis import metrics as _metrics
 from .analysis import slo as _slo
@@ -166,8 +167,21 @@ SWEEP_METRICS = ("passes", "makespan", "utilization", "throughput_tok_s", "ttft"
                  "peak_running", "peak_concurrency")
 
 
-def sweep_steps(scenario=None, param="skew", values=(0.0, 0.3, 0.6),
-                schedulers=None, slice_s=None, work_cap=WORK_CAP):
+class SweepPlan(NamedTuple):
+    """A sweep's points before any is run (sweep_plan): the checked request and the scenario
+    every point shares; each point is that scenario with the swept field set to one value."""
+    param: str                  # as asked (a URL name or a dotted path)
+    path: str                   # the swept field's dotted path
+    values: list                # one point per value, in this order
+    schedulers: tuple           # checked names
+    base: dict                  # the normalised scenario, in the variant the field needs
+
+
+def sweep_plan(scenario=None, param="skew", values=(0.0, 0.3, 0.6),
+               schedulers=None) -> SweepPlan:
+    """The first part of a sweep: the request checked and the shared scenario built. Each point's
+    own scenario is made where the point runs (sweep_point_steps), from `base`: it is small to
+    send to another process, and a trace of a million items is not copied once per point."""
     schedulers = _check_schedulers(schedulers)
     path = fields.SWEEPS.get(param, param) if isinstance(param, str) else None
     if path not in fields.SWEEPS.values():
@@ -181,34 +195,60 @@ def sweep_steps(scenario=None, param="skew", values=(0.0, 0.3, 0.6),
         if not holds({cond: allowed}, base):
             parent, _, key = cond.rpartition(".")
             set_field(base, parent, {key: allowed[0]})
-    parts = path.split(".")
-    points = []
-    for v in values:
-        sc = d = dict(base)  # copy only the dicts on the path; the trace items are shared, read-only
-        for p in parts[:-1]:
-            d[p] = dict(d[p])
-            d = d[p]
-        d[parts[-1]] = v
-        norm = prepare(sc)
-        res = yield from _compare(norm, schedulers, slice_s, _metrics_only, work_cap)
-        pt = {"value": v}
-        if not isinstance(v, (int, float)):        # null or a word: rank by what it resolves to
-            effective = norm
-            for p in parts:
-                effective = effective[p]
-            pt["rank"] = math.inf if effective is None else effective
-        for name in schedulers:
-            m = res[name]
-            pt[name] = {k: m[k] for k in SWEEP_METRICS}
-        if "speedup" in res:
-            pt["speedup"] = res["speedup"]
-        points.append(pt)
-    # SLO sizing (py_engine/analysis/slo.py): best = largest value meeting it
-    doc = {"param": param, "path": path, "values": list(values), "points": points}
-    _slo.annotate(doc, schedulers, base["slo"], _words(fields.BY_PATH[path]))
+    return SweepPlan(param, path, list(values), schedulers, base)
+
+
+def sweep_point_steps(plan: SweepPlan, value, slice_s=None, work_cap=WORK_CAP):
+    """The second part: one point of the sweep (steps) -> {"value", "<scheduler>": {metrics
+    subset}, "speedup" (when static and continuous ran)}, and "rank" for a value that is not a
+    number (null or a word: what it resolves to; sweep_result drops it). A point depends on
+    nothing but the plan and its value, so the points may run anywhere in any order."""
+    parts = plan.path.split(".")
+    sc = d = dict(plan.base)  # copy only the dicts on the path; the trace items are shared, read-only
+    for p in parts[:-1]:
+        d[p] = dict(d[p])
+        d = d[p]
+    d[parts[-1]] = value
+    norm = prepare(sc)
+    res = yield from _compare(norm, plan.schedulers, slice_s, _metrics_only, work_cap)
+    pt = {"value": value}
+    if not isinstance(value, (int, float)):        # null or a word: rank by what it resolves to
+        effective = norm
+        for p in parts:
+            effective = effective[p]
+        pt["rank"] = math.inf if effective is None else effective
+    for name in plan.schedulers:
+        m = res[name]
+        pt[name] = {k: m[k] for k in SWEEP_METRICS}
+    if "speedup" in res:
+        pt["speedup"] = res["speedup"]
+    return pt
+
+
+def sweep_point(job, value):
+    """sweep_point_steps run straight through; job = (plan, work_cap). The function an executor
+    maps over the plan's values (sweep(executor=...), app/parallel.py)."""
+    plan, work_cap = job
+    return drain(sweep_point_steps(plan, value, None, work_cap))
+
+
+def sweep_result(plan: SweepPlan, points: list) -> dict:
+    """The third part: the points, in the plan's order, as the sweep's document, with the SLO
+    sizing (analysis/slo.py: best = largest value meeting it)."""
+    doc = {"param": plan.param, "path": plan.path, "values": list(plan.values), "points": points}
+    _slo.annotate(doc, plan.schedulers, plan.base["slo"], _words(fields.BY_PATH[plan.path]))
     for pt in points:
         pt.pop("rank", None)
     return doc
+
+
+def sweep_steps(scenario=None, param="skew", values=(0.0, 0.3, 0.6),
+                schedulers=None, slice_s=None, work_cap=WORK_CAP):
+    plan = sweep_plan(scenario, param, values, schedulers)
+    points = []
+    for v in plan.values:
+        points.append((yield from sweep_point_steps(plan, v, slice_s, work_cap)))
+    return sweep_result(plan, points)
 
 
 def _words(field):
@@ -219,15 +259,24 @@ def _words(field):
 
 
 def sweep(scenario: dict | None = None, param: str = "skew", values=(0.0, 0.3, 0.6),
-          schedulers: list[str] | None = None, work_cap: int | None = WORK_CAP) -> dict:
+          schedulers: list[str] | None = None, work_cap: int | None = WORK_CAP,
+          executor=None) -> dict:
     """Compare the schedulers at each value of one parameter.
 
     Returns {"param", "path", "values", "points": [{"value", "<scheduler>": {metrics subset},
     "speedup": {...} (only when both static and continuous ran)}], "slo", "best", "lowest"}.
     param is a sweepable field's URL name (fields.SWEEPS) or its dotted path; schedulers may be any
     non-empty subset, e.g. ["continuous"].
+
+    executor: None runs the points here, one after another. Otherwise a callable
+    executor(fn, job, items) that returns [fn(job, item) for item in items], in that order, or
+    raises what the first failing call in that order raises (app/parallel.py: local processes,
+    a Ray cluster); the result is the same either way, to the byte.
     """
-    return drain(sweep_steps(scenario, param, values, schedulers, None, work_cap))
+    if executor is None:
+        return drain(sweep_steps(scenario, param, values, schedulers, None, work_cap))
+    plan = sweep_plan(scenario, param, values, schedulers)
+    return sweep_result(plan, list(executor(sweep_point, (plan, work_cap), plan.values)))
 
 
 def _metrics_only(run: Run) -> dict:
@@ -237,4 +286,5 @@ def _metrics_only(run: Run) -> dict:
 
 
 __all__ = ["simulate", "compare", "sweep", "simulate_steps", "compare_steps", "sweep_steps",
+           "sweep_plan", "sweep_point_steps", "sweep_point", "sweep_result", "SweepPlan",
            "presets", "run_sim", "run_steps", "drain", "result", "Run", "RESULT_CAPS"]

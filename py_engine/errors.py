@@ -24,6 +24,11 @@ class ScenarioError(ValueError):
         return {"type": "ScenarioError", "field": self.field, "value": value,
                 "allowed": self.allowed, "message": self.message}
 
+    def __reduce__(self):
+        # pickled (a sweep's point in another process): rebuilt as it is, not by calling
+        # __init__ with the message alone, which is what Exception's own reduce does
+        return _rebuilt, (type(self), self.args, self.__dict__)
+
 
 class PolicyError(ScenarioError):
     """A scheduling policy's decision broke a rule of the core ("admit: no free slot"): refused
@@ -36,6 +41,14 @@ class PolicyError(ScenarioError):
 
 class EngineError(RuntimeError):
     """An internal inconsistency (a bug or a stalled policy), reported as data by the protocol."""
+
+
+def _rebuilt(cls, args, state):
+    """A pickled ScenarioError (or subclass) as it was: its class, args and attributes."""
+    e = cls.__new__(cls, *args)
+    e.args = args
+    e.__dict__.update(state)
+    return e
 
 
 def show(value):

@@ -2,8 +2,10 @@
 
 # numpy is pinned to the version Pyodide 0.27.7 ships, so native and in-page runs use the same numpy.
 BUILD_REQUIREMENTS = ["hatchling==1.33.0", "build==1.6.1", "numpy==2.0.2"]
+# ray: the test of sweeps on a Ray cluster (tests/engine/test_parallel.py); an optional extra of
+# the engine (pyproject.toml), never on the page's path. About 285 MB installed.
 TEST_REQUIREMENTS = ["pytest==9.2.0", "hypothesis==6.170.17", "playwright==1.65.2",
-                     "pytest-playwright==0.10.0"]
+                     "pytest-playwright==0.10.0", "ray==2.60.0"]
 
 PYODIDE_VERSION = "0.27.7"
 # npm's published integrity of pyodide-0.27.7.tgz (covers every file in the tarball, the lock too).

@@ -3,7 +3,9 @@
 Every scenario field is a flag (`--<flag>` from the field table, fields.py; see `run --help`);
 `--scenario` takes a JSON object or a path to a JSON file; `--trace` a production trace's name or
 a JSONL or CSV file of {arrive, prompt, out[, prefix_id, prefix_len, priority]}. Flags override
-the --scenario file. A bad input prints one line and exits 2.
+the --scenario file. A bad input prints one line and exits 2. A sweep runs its points in
+parallel (app/parallel.py: --workers N local processes, one per core by default; --ray ADDRESS a
+Ray cluster), with the serial answer.
 """
 
 import argparse
@@ -19,7 +21,7 @@ from ..model.kv import KV_PARAMS
 from ..policies import base_schedulers
 from ..scenario import fields
 from ..verify import check
-from . import report
+from . import parallel, report
 from .figures import FIGURES
 from ..errors import ScenarioError
 from ..sim.work import WORK_CAP
@@ -51,6 +53,19 @@ def _work_cap(text):
         raise argparse.ArgumentTypeError("--max-work = %r: must be an integer >= 0 (0 = no cap)"
                                          % text[:30])
     return n or None
+
+
+def _workers(text):
+    """--workers N: an integer from 1 (in series) to parallel.MAX_WORKERS."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = text
+    try:
+        parallel.processes(n)
+    except ScenarioError as e:
+        raise argparse.ArgumentTypeError(e.message) from None
+    return n
 
 
 def _flag(text):
@@ -172,6 +187,14 @@ def _parser():
     sw.add_argument("--param", default=fields.BY_PATH[default["param"]].url,
                     help="one of " + ", ".join(fields.SWEEPS))
     sw.add_argument("--values", default=",".join(map(str, default["values"])))
+    where = sw.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=_workers, default=None, metavar="N",
+                       help="run the points in N local processes (default: one per core, %d "
+                            "here; 1 = in series); the answer is the same"
+                            % parallel.default_workers())
+    where.add_argument("--ray", metavar="ADDRESS",
+                       help="run the points as tasks on a running Ray cluster: auto or host:port "
+                            "(needs pip install 'py_engine[ray]'); the answer is the same")
     vp = sub.add_parser("validate", help="the roofline cost model vs public measurements")
     vp.add_argument("--json", action="store_true")
     ck = sub.add_parser("check", help="self-verification: engine vs the article's references")
@@ -222,7 +245,10 @@ def main(argv=None):
         if args.cmd == "sweep":
             values = [_value(v.strip()) for v in args.values.split(",") if v.strip()]
             name = sc.pop("scheduler", None)  # --scheduler X: sweep X alone, sized to the SLO
-            r = api.sweep(sc, args.param, values, (name,) if name else None, args.max_work)
+            executor = (parallel.ray(args.ray) if args.ray is not None
+                        else parallel.processes(args.workers or parallel.default_workers()))
+            r = api.sweep(sc, args.param, values, (name,) if name else None, args.max_work,
+                          executor)
             if args.json:
                 print(json.dumps(r, indent=1, allow_nan=False))
             else:
