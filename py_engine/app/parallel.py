@@ -17,12 +17,10 @@ Bad settings are ScenarioErrors naming the option, so the command line prints on
 
 import contextlib
 import logging
-import multiprocessing
 import os
 import socket
 import sys
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 
 from ..errors import ScenarioError
@@ -58,6 +56,7 @@ def _call(fn, item):
 def _context(fn):
     """'forkserver' (its server imports fn's module once and forks each worker from there), or
     'spawn' where the platform has no forkserver."""
+    import multiprocessing   # optional: local processes; Pyodide (which imports every module) has none
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     ctx = multiprocessing.get_context("forkserver")
@@ -76,6 +75,7 @@ def processes(workers: int):
         items = list(items)
         if workers == 1 or len(items) <= 1:
             return serial(fn, job, items)
+        from concurrent.futures import ProcessPoolExecutor   # optional: as in _context
         with ProcessPoolExecutor(min(workers, len(items)), mp_context=_context(fn),
                                  initializer=_start, initargs=(job,)) as pool:
             # map yields in the items' order and raises the first failure in that order; the
