@@ -279,6 +279,27 @@ def sweep(scenario: dict | None = None, param: str = "skew", values=(0.0, 0.3, 0
     return sweep_result(plan, list(executor(sweep_point, (plan, work_cap), plan.values)))
 
 
+def sizing(scenario: dict | None = None, param: str = "slots", points=(),
+           schedulers: list[str] | None = None) -> dict:
+    """The verdict of a sweep whose points were run one by one elsewhere (the page runs a sweep
+    point by point, to show progress and to cancel it): the points as sweep() gives them
+    ({"value", "<scheduler>": its metrics}), back as the sweep's document with "best", "lowest"
+    and "recommendation", by the one rule of analysis/slo.py."""
+    if not isinstance(points, (list, tuple)) or not points:
+        raise ScenarioError("points", points, "a list of sweep points")
+    values = [pt.get("value") if isinstance(pt, dict) else None for pt in points]
+    plan = sweep_plan(scenario, param, values, schedulers)
+    own = []
+    for i, pt in enumerate(points):
+        for name in plan.schedulers:
+            m = pt.get(name) if isinstance(pt, dict) else None
+            if not isinstance(m, dict) or any(k not in m for k in SWEEP_METRICS):
+                raise ScenarioError("points[%d].%s" % (i, name), "<%s>" % type(m).__name__,
+                                    "the metrics of a sweep point (%s)" % ", ".join(SWEEP_METRICS))
+        own.append({k: v for k, v in pt.items() if k != "rank"})
+    return sweep_result(plan, own)
+
+
 def _metrics_only(run: Run) -> dict:
     m = _metrics.compute(run.sim, run.scenario)
     m.update(run.policy.extra_metrics())
@@ -286,5 +307,5 @@ def _metrics_only(run: Run) -> dict:
 
 
 __all__ = ["simulate", "compare", "sweep", "simulate_steps", "compare_steps", "sweep_steps",
-           "sweep_plan", "sweep_point_steps", "sweep_point", "sweep_result", "SweepPlan",
+           "sweep_plan", "sweep_point_steps", "sweep_point", "sweep_result", "SweepPlan", "sizing",
            "presets", "run_sim", "run_steps", "drain", "result", "Run", "RESULT_CAPS"]

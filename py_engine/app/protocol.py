@@ -1,12 +1,14 @@
 """The worker protocol: JSON-safe request in, JSON-safe response out, never raises.
 
-request  {"method": "simulate"|"compare"|"sweep"|"stall"|"check"|"schema"|"presets"|"story"|"kv"
-          |"calibrate", "params": {...}}
+request  {"method": "simulate"|"compare"|"sweep"|"sizing"|"stall"|"check"|"schema"|"presets"
+          |"story"|"kv"|"calibrate", "params": {...}}
 response {"ok": true, "result": ...} or
          {"ok": false, "error": {"type": "ScenarioError"|"EngineError", "field", "value",
                                  "allowed", "message"}}
 params: simulate {"scenario"}, compare {"scenario", "schedulers"?}, sweep {"scenario", "param",
-"values", "schedulers"?}, stall {"scenario"} (figures.stall), check {"quick"?: bool}, schema {},
+"values", "schedulers"?}, sizing {"scenario", "param", "points", "schedulers"?} (api.sizing: the
+verdict of a sweep the page ran point by point), stall {"scenario"} (figures.stall), check
+{"quick"?: bool}, schema {},
 presets {}, story {} (presets.STORY), kv {...} (py_engine.model.kv), calibrate {"csv"}.
 Floats that are not finite never leave: they become null.
 
@@ -81,6 +83,8 @@ METHODS = {
                                                p.get("schedulers") or None, s),
     "check": _check,
     "stall": _now(lambda p: figures.stall(p.get("scenario"))),
+    "sizing": _now(lambda p: api.sizing(p.get("scenario"), p.get("param", "slots"),
+                                        p.get("points"), p.get("schedulers") or None)),
     "schema": _now(lambda p: schema()),
     "presets": _now(lambda p: presets()),
     "story": _now(lambda p: story()),
@@ -89,7 +93,7 @@ METHODS = {
 }
 PARAMS = {"simulate": {"scenario"}, "compare": {"scenario", "schedulers"},
           "sweep": {"scenario", "param", "values", "schedulers"}, "check": {"quick"},
-          "stall": {"scenario"}, "schema": set(), "presets": set(), "story": set(), "calibrate": {"csv"}}
+          "stall": {"scenario"}, "sizing": {"scenario", "param", "points", "schedulers"}, "schema": set(), "presets": set(), "story": set(), "calibrate": {"csv"}}
 
 
 def _clean(x):

@@ -4,7 +4,7 @@
 
 import { latest } from '../engine/latest.js';
 import { KV_PRESETS, CHECK, kvRequest, pageRequests, sweepSchedulers, sweepOf } from '../engine/requests.js';
-import { speedupPoint, sizingPoint, drawSpeedup, drawSizing, sloRule, drawLatency, recommend, renderAdvice, fieldWords } from './sweeps.js';
+import { speedupPoint, sizingPoint, drawSpeedup, drawSizing, sloRule, drawLatency, renderAdvice, fieldWords } from './sweeps.js';
 import { renderStall, buildKV, renderKV, renderCheck, renderFit } from './panels.js';
 import { $, el } from './dom.js';
 
@@ -24,6 +24,7 @@ export function createSideWork(ctx) {
   const kvCalls = latest();
   const figures = Object.entries(schema.figures).filter(([, f]) => f.sweep);
   const points = Object.fromEntries(figures.map(([name]) => [name, []]));
+  const verdicts = {};        // figure -> the engine's recommendation once every point is in
   const field = (path) => fields.find((f) => f.path === path) || schema.fields.find((f) => f.path === path);
   let timer = null;
   let stallKey = null;
@@ -71,17 +72,16 @@ export function createSideWork(ctx) {
     const box = $(`${name}-advice`);
     if (box) {
       const done = pts.length === def.values.length;
-      const label = fieldWords(f);
-      const requests = st.cmp?.[sched]?.requests?.$table ?? st.cmp?.[st.lanes[0]]?.requests?.$table ?? 0;
-      renderAdvice(box, { rec: done ? recommend(pts, label, requests) : null, label, path: def.param, current, pts, unit, onApply: ctx.onApply });
+      renderAdvice(box, { rec: done ? verdicts[name] ?? null : null, label: fieldWords(f), path: def.param, current, pts, unit, onApply: ctx.onApply });
     }
   }
 
   async function sweep(token, name, reqs) {
     const def = defOf(name);
     const sched = sweepSchedulers(def, ctx.state().lanes, schema.schedulers)[0];
-    const got = [];
+    const got = [], answers = [];
     if (token.stale) return;
+    verdicts[name] = null;
     started.add(name);
     points[name] = [];          // the old points belong to other values: clear them first
     draw(name);
@@ -92,10 +92,21 @@ export function createSideWork(ctx) {
       try { res = await source.call(req.method, req.params, { signal: token.signal }); } catch { /* a failed or cancelled point stays empty */ }
       if (token.stale) return;
       got.push([x, ...(def.limit ? sizingPoint(res, sched, def) : speedupPoint(res))]);
+      answers.push(res?.points?.[0] ?? null);
       points[name] = got.slice();
       sweepUI(name, { done: got.length, total: reqs.length });
       draw(name);
       await new Promise((r) => setTimeout(r, 0));   // yield: the page stays responsive between points
+    }
+    // the recommendation is the engine's, from the points as they came (api.sizing)
+    if (def.limit && answers.every(Boolean)) {
+      const { scenario, param } = reqs[0].req.params;
+      try {
+        const doc = await source.call('sizing', { scenario, param, points: answers, schedulers: [sched] }, { signal: token.signal });
+        if (token.stale) return;
+        verdicts[name] = doc.recommendation[sched];
+      } catch { if (token.stale) return; verdicts[name] = null; }
+      draw(name);
     }
   }
 

@@ -5,7 +5,7 @@
 
 import { lineChart } from '../draw/charts.js';
 import { theme } from '../draw/canvas-kit.js';
-import { fmtTime, maxOf, minOf } from '../draw/format.js';
+import { fmtTime, maxOf } from '../draw/format.js';
 import { el } from './dom.js';
 import { getPath } from '../state/schema.js';
 
@@ -26,33 +26,6 @@ export function sizingPoint(res, sched, def) {
 export function fieldWords(field) {
   const l = field.label;
   return l.includes('(') ? l.slice(l.indexOf('(') + 1, l.lastIndexOf(')')) : field.path.split('.').pop();
-}
-
-/**
- * The setting to use and why, in the engine's words (py_engine/analysis/slo.py recommend(); each point's
- * reason is the engine's own slo.why): {value, text, overloaded, load}.
- * pts: [[x, throughput, metric, meets, failing, metrics], ...]; requests: the run's size.
- */
-export function recommend(pts, label, requests) {
-  const sorted = pts.filter((p) => p[5]).sort((a, b) => a[0] - b[0]);
-  if (!sorted.length) return null;
-  const best = largestMeeting(sorted);
-  const over = sorted.every((p) => p[5].offered_rps && p[5].backlog > 0.1 * requests);
-  const load = over ? `the load exceeds the deployment: ${sorted[0][5].offered_rps.toFixed(2)} req/s arrive, at most ${maxOf(sorted.map((p) => p[5].served_rps)).toFixed(2)} are served` : null;
-  let text;
-  if (best == null) {
-    const last = sorted[sorted.length - 1];
-    text = `no ${label} tried meets the SLO: at ${last[0]}, ${last[5].slo.why}`;
-  } else {
-    const above = sorted.filter((p) => p[0] > best);
-    if (above.length) text = `set ${label} to ${best}: at ${above[0][0]}, ${above[0][5].slo.why}`;
-    else {
-      const low = minOf(sorted.filter((p) => p[3]).map((p) => p[0]));
-      text = `set ${label} to ${best}, the largest tried, which meets the SLO`;
-      if (low !== best && sorted.every((p) => p[0] < low || p[3])) text += ` (so does every setting from ${low} up)`;
-    }
-  }
-  return { value: best, text, overloaded: over, load };
 }
 
 const LATENCY = [['ttft', 'slo.ttft_ms', 'p95 TTFT'], ['tpot', 'slo.tpot_ms', 'p95 TPOT'], ['itl', 'slo.tpot_ms', 'p95 ITL']];
