@@ -23,16 +23,20 @@ def scenario_of(page):
     return scenario_from_query(q), "vllm" in query(page)
 
 
-def test_deployment_trace_sizing_and_apply(strict_page, site_url, native):
-    page = strict_page
-    page.goto(site_url)
-    wait_state(page, "ready")
-    # the deployment panel: Llama-3.1-8B on one H100, then "run on this deployment"
+def deploy(page):
+    """The deployment panel: Llama-3.1-8B on one H100, then "run on this deployment"."""
     page.select_option("#kv-model", "llama-3.1-8b")
     page.select_option("#kv-gpu", "h100-80gb")
     page.wait_for_selector("#btn-deploy-use")
     page.click("#btn-deploy-use")
     settled(page)
+
+
+def test_deployment_trace_sizing_and_apply(strict_page, site_url, native):
+    page = strict_page
+    page.goto(site_url)
+    wait_state(page, "ready")
+    deploy(page)
     q = query(page)
     assert q["cost"] == "roofline" and q["kv_tokens"] == "auto" and q["vllm"] == "1"
     # a window of the Azure conversation trace, 150 requests, at 3 x its recorded rate
@@ -126,11 +130,7 @@ def test_calibration_after_a_deployment_keeps_its_kv_pool(strict_page, site_url,
     page = strict_page
     page.goto(site_url + "?requests=24")
     wait_state(page, "ready")
-    page.select_option("#kv-model", "llama-3.1-8b")
-    page.select_option("#kv-gpu", "h100-80gb")
-    page.wait_for_selector("#btn-deploy-use")
-    page.click("#btn-deploy-use")
-    settled(page)
+    deploy(page)
     scenario, _ = scenario_of(page)
     pool = native.compare(scenario, ["static", "continuous", "vllm"])["vllm"]["metrics"][
         "kv_pool_tokens"]

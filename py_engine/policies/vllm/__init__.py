@@ -4,6 +4,32 @@
     block_pool.py  the paged KV cache: block pool, free queue, prefix cache, block tables
     block_view.py  the pool sampled over a run, bounded, for the page's block view
     livelock.py    the proof that a trace never finishes (the scheduler's state repeats)
+    runs.py        runs of identical steps: booked at once, the horizon where they end
+    steady.py      steady decoders in aggregate: a step touches only what changes
+    waiting.py     vLLM's waiting queue (fcfs or priority)
+    outputs.py     a step's outcome (_update_after_schedule, update_from_output)
+    status.py      the request statuses
+
+Async scheduling (`async_scheduling`, vLLM's default): step k+1 is planned while step k runs, before
+step k's outputs are known: a request that sampled its last token in step k still holds its slot
+and blocks when step k+1 is planned (it is skipped), and is freed after; requests arriving while
+step k runs are seen when step k+1 is planned only if they arrived before step k started. A step
+with nothing to run is no pass: its outputs are processed at once and the next step is planned.
+
+The usable pool is `kv_tokens` (vLLM's num_gpu_blocks - 1 blocks of `block_size`: it keeps a null
+block); null = unlimited. A request needs prompt + out - 1 KV slots to finish (the last token is
+never fed back): one that cannot fit the whole pool is a ScenarioError on server.kv_tokens (the
+pre-flight `check`).
+
+Exactness is checked against decisions recorded from the real vLLM 0.33.0 scheduler
+(tools/vllm_oracle.py -> tests/fixtures/vllm-0.33.0.json.gz): per request the step and time of its
+first and last token, its preemptions and prefix-cache hits; per step the tokens of every request
+and the free blocks.
+
+Our extension (not in V1, which only recomputes): `preemption: "swap"` moves a victim's computed
+KV to host memory (`blocks x block_size x kv_bytes_per_token / pcie_gb_s` per direction, added to
+the pass that moves it) and back when it is admitted again; blocks the prefix cache still holds
+are not moved back.
 """
 
 from .scheduler import VLLM, VLLM_VERSION

@@ -20,29 +20,12 @@ Every step (one forward pass), with `budget = max_num_batched_tokens`, `slots = 
    does not fit stops admission.
 3. The pass runs; a request whose computed tokens reach its tokens samples one.
 
-Async scheduling (`async_scheduling`, vLLM's default): step k+1 is planned while step k runs, before
-step k's outputs are known: a request that sampled its last token in step k still holds its slot
-and blocks when step k+1 is planned (it is skipped), and is freed after; requests arriving while
-step k runs are seen when step k+1 is planned only if they arrived before step k started. A step
-with nothing to run is no pass: its outputs are processed at once and the next step is planned.
-
-The usable pool is `kv_tokens` (vLLM's num_gpu_blocks - 1 blocks of `block_size`: it keeps a null
-block); null = unlimited. A request needs prompt + out - 1 KV slots to finish (the last token is
-never fed back): one that cannot fit the whole pool is a ScenarioError on server.kv_tokens (the
-pre-flight `check`).
-
-Exactness is checked against decisions recorded from the real vLLM 0.33.0 scheduler
-(tools/vllm_oracle.py -> tests/fixtures/vllm-0.33.0.json.gz): per request the step and time of its
-first and last token, its preemptions and prefix-cache hits; per step the tokens of every request
-and the free blocks.
-
-Our extension (not in V1, which only recomputes): `preemption: "swap"` moves a victim's computed
-KV to host memory (`blocks x block_size x kv_bytes_per_token / pcie_gb_s` per direction, added to
-the pass that moves it) and back when it is admitted again; blocks the prefix cache still holds
-are not moved back.
+Async scheduling, the pool, exactness and our swap extension: the package's docstring
+(policies/vllm/__init__.py).
 
 Event-driven: a step is planned exactly at every event; between events the same batch repeats and
-the core runs those steps as one run (runs.py). Names follow vLLM's: num_computed_tokens,
+the core runs those steps as one run (runs.py); where nothing binds, only the requests whose state
+changes are touched (steady.py). Names follow vLLM's: num_computed_tokens,
 num_tokens (prompt + outputs delivered), num_output_placeholders (async), max_tokens.
 
 vLLM never finishes some traces (priority scheduling on a tight pool without full-prompt
@@ -60,16 +43,17 @@ from ..base import Policy, register
 from .block_pool import CountingPool, PrefixCachePool, shared_spans
 from .block_view import BlockSamples, sample_cap
 from .livelock import check_livelock
+from .outputs import Outputs
 from .runs import Runs
+from .status import PREEMPTED, RUNNING, WAITING
 from .steady import Steady, Step
 from .waiting import WaitQueue
 
-WAITING, RUNNING, PREEMPTED, FINISHED = 0, 1, 2, 3
 VLLM_VERSION = "0.33.0"
 
 
 @register("vllm")
-class VLLM(Steady, Runs, Policy):
+class VLLM(Outputs, Steady, Runs, Policy):
     label = "vLLM " + VLLM_VERSION
     summary = "its V1 scheduler, exactly: paged KV, token budget, prefix cache, preemption"
     order = 2
@@ -250,40 +234,6 @@ class VLLM(Steady, Runs, Policy):
             budget, blocked = self._schedule_waiting(sched, admitted, budget, threshold)
         return sched, preempted, admitted, (lingering, blocked, budget)
 
-    def _schedule_running_at_once(self, threshold):
-        """The RUNNING loop when nothing binds: every request gets what it lacks (steady decoders
-        one token each, in aggregate; the special ones as vLLM computes it), which needs fewer
-        tokens than the budget and fewer new blocks than are free; then no order matters. ->
-        (scheduled, budget left, lingering), or None when something binds."""
-        computed, num_tokens = self.num_computed_tokens, self.num_tokens
-        placeholders = self.num_output_placeholders
-        end = self.num_prompt_tokens
-        max_tokens, pool, bs = self.max_tokens, self.pool, self.bs
-        held = pool.held
-        tokens, blocks = len(self.sd), self._sd_growth(1)
-        lingering, plan = 0, []
-        for r in self.special:
-            c, p = computed[r], placeholders[r]
-            if p and c + 2 - p >= end[r] + max_tokens[r]:
-                lingering += 1      # async: its last token is in flight
-                continue
-            n = num_tokens[r] + p - c
-            if 0 < threshold < n:
-                n = threshold
-            plan.append((r, n))
-            tokens += n
-            grow = cdiv(c + n, bs) - held[r]
-            if grow > 0:
-                blocks += grow
-        if tokens >= self.budget or blocks > pool.num_free():
-            return None
-        pool.free -= self._sd_growth(1)
-        sched = {}
-        for r, n in plan:
-            pool.try_grow(r, computed[r] + n)
-            sched[r] = n
-        return sched, self.budget - tokens, lingering
-
     def _schedule_running(self, running, sched, preempted, budget, threshold):
         """The RUNNING loop: each request in list order takes what it lacks, preempting from the
         back (fcfs) or the worst (priority) until its blocks fit. -> (budget left, lingering)."""
@@ -406,96 +356,6 @@ class VLLM(Steady, Runs, Policy):
         self.num_computed_tokens[v] = 0
         self.num_output_placeholders[v] = 0
         self.waitq.prepend(v)
-
-    def _after_schedule(self, sched):
-        """_update_after_schedule: computed tokens advance; a request that samples gets a
-        placeholder (async)."""
-        computed, num_tokens = self.num_computed_tokens, self.num_tokens
-        placeholders, inflight = self.num_output_placeholders, self.inflight
-        step = Step()
-        if self.sd:
-            step.sd = True
-            self.sd_steps += 1
-        for r, n in sched.items():
-            samples = computed[r] + n >= num_tokens[r] + placeholders[r]
-            computed[r] += n
-            inflight[r] += n
-            if samples and self.async_:
-                placeholders[r] += 1
-            step[r] = (n, samples)
-        if self.lazy and not self.async_:       # sync: steady from this step on
-            for r, (n, samples) in list(step.items()):
-                if self._sd_eligible(r, n, samples):
-                    self._sd_join(r)
-                    del step[r]
-                    step.sd = True
-        self.step = step
-
-    def _update(self, step):
-        """update_from_output for one step: sampled tokens are delivered; finished requests are
-        freed, in scheduled order."""
-        computed, num_tokens = self.num_computed_tokens, self.num_tokens
-        placeholders, prompt, max_tokens = (self.num_output_placeholders, self.num_prompt_tokens,
-                                            self.max_tokens)
-        status, inflight, stale, pool = self.status, self.inflight, self.stale, self.pool
-        caching, bs = pool.caching, self.bs
-        n_cached = pool.n_cached if caching else None
-        done = []
-        sampled = False
-        if step.sd:                  # the steady decoders' outputs, at once
-            sampled = True
-            self.sd_updates += 1
-            if not self.async_:
-                done = self._sd_finished()
-                for r in done:
-                    self._finish(r)
-        joins = self.lazy and self.async_ and self.step is not step
-        for r, (n, samples) in step.items():
-            inflight[r] -= n
-            is_stale = stale[r] > 0
-            if is_stale:
-                stale[r] -= n
-            if status[r] == FINISHED or not samples:
-                continue
-            sampled = True
-            had_placeholder = placeholders[r] > 0
-            num_tokens[r] += 1
-            if not is_stale and had_placeholder:
-                placeholders[r] -= 1
-            if (not is_stale and status[r] == RUNNING and had_placeholder and caching
-                    and (computed[r] - inflight[r]) // bs > n_cached.get(r, 0)):
-                pool.cache(r, computed[r] - inflight[r], num_tokens[r])
-            if num_tokens[r] - prompt[r] == max_tokens[r]:
-                if status[r] == RUNNING:
-                    done.append(r)
-                else:                     # preempted with its last token in flight
-                    self.waitq.remove(r)
-                self._finish(r)
-            elif joins and r in self.step:   # async: steady from the planned step on
-                n1, s1 = self.step[r]
-                if self._sd_eligible(r, n1, s1):
-                    self._sd_join(r)
-                    del self.step[r]
-                    self.step.sd = True
-        for r in done:
-            del self.running[r]
-            self.special.pop(r, None)
-        if sampled:
-            self._progress()
-
-    def _finish(self, r):
-        self.status[r] = FINISHED
-        self.pool.free_request(r, True)
-        self.slot_of.pop(r, None)
-        self.saved.pop(r, None)
-        self.thrown.pop(r, None)
-
-    def _progress(self):
-        self.last_progress = self.sim.passes
-        if self.seen:
-            self.seen.clear()
-        if self.victims:
-            self.victims.clear()
 
     # ------------------------------------------------------------ the step -> the core
     def _apply(self, sched, preempted, admitted):

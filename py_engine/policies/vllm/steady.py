@@ -25,6 +25,7 @@ A request leaves the steady set when it would linger (async: its last token in f
 import heapq
 
 from ...sim.exact import cdiv
+from .status import RUNNING
 
 
 class Step(dict):
@@ -67,7 +68,7 @@ class Steady:
             heapq.heappush(self.sd_done, (end - b, r))
 
     def _sd_eligible(self, r, n, samples):
-        if not (self.lazy and n == 1 and samples and self.status[r] == 1 and not self.stale[r]
+        if not (self.lazy and n == 1 and samples and self.status[r] == RUNNING and not self.stale[r]
                 and r in self.slot_of):
             return False
         end = self.num_prompt_tokens[r] + self.max_tokens[r]
@@ -117,6 +118,41 @@ class Steady:
                 self._sd_leave(r)
                 out.append(r)
         return out
+
+    # ------------------------------------------------------------ a step at once
+    def _schedule_running_at_once(self, threshold):
+        """The RUNNING loop when nothing binds: every request gets what it lacks (steady decoders
+        one token each, in aggregate; the special ones as vLLM computes it), which needs fewer
+        tokens than the budget and fewer new blocks than are free; then no order matters. ->
+        (scheduled, budget left, lingering), or None when something binds."""
+        computed, num_tokens = self.num_computed_tokens, self.num_tokens
+        placeholders = self.num_output_placeholders
+        end = self.num_prompt_tokens
+        max_tokens, pool, bs = self.max_tokens, self.pool, self.bs
+        held = pool.held
+        tokens, blocks = len(self.sd), self._sd_growth(1)
+        lingering, plan = 0, []
+        for r in self.special:
+            c, p = computed[r], placeholders[r]
+            if p and c + 2 - p >= end[r] + max_tokens[r]:
+                lingering += 1      # async: its last token is in flight
+                continue
+            n = num_tokens[r] + p - c
+            if 0 < threshold < n:
+                n = threshold
+            plan.append((r, n))
+            tokens += n
+            grow = cdiv(c + n, bs) - held[r]
+            if grow > 0:
+                blocks += grow
+        if tokens >= self.budget or blocks > pool.num_free():
+            return None
+        pool.free -= self._sd_growth(1)
+        sched = {}
+        for r, n in plan:
+            pool.try_grow(r, computed[r] + n)
+            sched[r] = n
+        return sched, self.budget - tokens, lingering
 
     # ------------------------------------------------------------ the aggregate
     def _sd_growth(self, m):

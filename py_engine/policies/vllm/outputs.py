@@ -1,0 +1,101 @@
+"""A planned step's outcome, the vllm policy's other half (mixed into scheduler.VLLM): vLLM's
+_update_after_schedule (computed tokens advance as the step is scheduled, a sampling request
+gets an output placeholder under async scheduling) and update_from_output (the step's sampled
+tokens are delivered, finished requests freed in scheduled order), with the steady decoders'
+share at once (steady.py)."""
+
+from .status import FINISHED, RUNNING
+from .steady import Step
+
+
+class Outputs:
+
+    def _after_schedule(self, sched):
+        """_update_after_schedule: computed tokens advance; a request that samples gets a
+        placeholder (async)."""
+        computed, num_tokens = self.num_computed_tokens, self.num_tokens
+        placeholders, inflight = self.num_output_placeholders, self.inflight
+        step = Step()
+        if self.sd:
+            step.sd = True
+            self.sd_steps += 1
+        for r, n in sched.items():
+            samples = computed[r] + n >= num_tokens[r] + placeholders[r]
+            computed[r] += n
+            inflight[r] += n
+            if samples and self.async_:
+                placeholders[r] += 1
+            step[r] = (n, samples)
+        if self.lazy and not self.async_:       # sync: steady from this step on
+            for r, (n, samples) in list(step.items()):
+                if self._sd_eligible(r, n, samples):
+                    self._sd_join(r)
+                    del step[r]
+                    step.sd = True
+        self.step = step
+
+    def _update(self, step):
+        """update_from_output for one step: sampled tokens are delivered; finished requests are
+        freed, in scheduled order."""
+        computed, num_tokens = self.num_computed_tokens, self.num_tokens
+        placeholders, prompt, max_tokens = (self.num_output_placeholders, self.num_prompt_tokens,
+                                            self.max_tokens)
+        status, inflight, stale, pool = self.status, self.inflight, self.stale, self.pool
+        caching, bs = pool.caching, self.bs
+        n_cached = pool.n_cached if caching else None
+        done = []
+        sampled = False
+        if step.sd:                  # the steady decoders' outputs, at once
+            sampled = True
+            self.sd_updates += 1
+            if not self.async_:
+                done = self._sd_finished()
+                for r in done:
+                    self._finish(r)
+        joins = self.lazy and self.async_ and self.step is not step
+        for r, (n, samples) in step.items():
+            inflight[r] -= n
+            is_stale = stale[r] > 0
+            if is_stale:
+                stale[r] -= n
+            if status[r] == FINISHED or not samples:
+                continue
+            sampled = True
+            had_placeholder = placeholders[r] > 0
+            num_tokens[r] += 1
+            if not is_stale and had_placeholder:
+                placeholders[r] -= 1
+            if (not is_stale and status[r] == RUNNING and had_placeholder and caching
+                    and (computed[r] - inflight[r]) // bs > n_cached.get(r, 0)):
+                pool.cache(r, computed[r] - inflight[r], num_tokens[r])
+            if num_tokens[r] - prompt[r] == max_tokens[r]:
+                if status[r] == RUNNING:
+                    done.append(r)
+                else:                     # preempted with its last token in flight
+                    self.waitq.remove(r)
+                self._finish(r)
+            elif joins and r in self.step:   # async: steady from the planned step on
+                n1, s1 = self.step[r]
+                if self._sd_eligible(r, n1, s1):
+                    self._sd_join(r)
+                    del self.step[r]
+                    self.step.sd = True
+        for r in done:
+            del self.running[r]
+            self.special.pop(r, None)
+        if sampled:
+            self._progress()
+
+    def _finish(self, r):
+        self.status[r] = FINISHED
+        self.pool.free_request(r, True)
+        self.slot_of.pop(r, None)
+        self.saved.pop(r, None)
+        self.thrown.pop(r, None)
+
+    def _progress(self):
+        self.last_progress = self.sim.passes
+        if self.seen:
+            self.seen.clear()
+        if self.victims:
+            self.victims.clear()
