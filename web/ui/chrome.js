@@ -100,10 +100,12 @@ export function wireExports(ctx, figures) {
 }
 
 const TEXT_TYPES = new Set(['', 'text', 'number', 'search', 'email', 'url', 'tel', 'password']);
-/** Is the reader typing (a text field, a textarea, a select's own keys)? Then no shortcut. */
-function typing(t) {
+/** Is the reader typing (a text field, a textarea, a select's own keys)? Then no shortcut. A
+ *  select keeps its arrows, letters and Space, not PageDown / PageUp: those are a clicker's. */
+function typing(t, key) {
   if (!t || t.isContentEditable) return !!t;
-  if (t.tagName === 'TEXTAREA' || t.tagName === 'SELECT') return true;
+  if (t.tagName === 'SELECT') return key !== 'PageDown' && key !== 'PageUp';
+  if (t.tagName === 'TEXTAREA') return true;
   return t.tagName === 'INPUT' && TEXT_TYPES.has((t.getAttribute('type') || '').toLowerCase());
 }
 /** A control the keyboard put focus on keeps its own Space (a button, a checkbox); one a mouse
@@ -127,11 +129,17 @@ export function wireKeys(keys, passMax) {
   document.addEventListener('pointerup', (e) => {
     if (e.target?.matches?.('input[type="range"]')) e.target.blur();
   });
+  // a dropdown chosen with the mouse lets go of the focus once its value is picked, like a button
+  let pointed = null;
+  document.addEventListener('pointerdown', (e) => { pointed = e.target?.closest?.('select') || null; });
+  document.addEventListener('change', (e) => {
+    if (e.target === pointed) { e.target.blur(); pointed = null; }
+  });
   document.addEventListener('keydown', (e) => {
     const t = e.target;
     // Escape types nothing: it stops a long run even from the field that started it
     if (e.key === 'Escape' && keys.cancel()) { e.preventDefault(); return; }
-    if (typing(t) || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (typing(t, e.key) || e.ctrlKey || e.metaKey || e.altKey) return;
     const range = t?.tagName === 'INPUT' && t.type === 'range';
     const big = Math.max(1, Math.round(passMax() / 10));
     switch (e.key) {
