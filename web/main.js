@@ -291,7 +291,7 @@ async function compute() {
   const token = mainRun.start();
   const req = pageRequests(ctx, { values: app.values, view: view.get(), items: app.trace?.items }).main;
   const fromSnapshot = !app.source.live && app.source.hasSnapshot(req.method, req.params);
-  if (!app.source.live && !fromSnapshot) markStale(STALE.waiting);
+  if (!app.source.live && !fromSnapshot) markStale(app.source.failed ? STALE.failed : STALE.waiting);
   const busy = app.source.live ? setTimeout(() => { if (!token.stale) markStale(STALE.busy); }, STALE.busyAfterMs) : null;
   app.inflight = (async () => {
     let note = null;
@@ -307,6 +307,7 @@ async function compute() {
     } catch (err) {
       if (token.stale) return;
       const d = err.detail || { message: err.message };
+      if (app.source.failed) markStale(STALE.failed);   // never "computing…" once the engine has failed
       if (app.trace && /^workload\.items/.test(d.field || '')) $('trace-file-error').textContent = lineOf(d.message, app.trace.name, app.trace.lines);
       else if (!(d.type === 'ScenarioError' && controls.showEngineError(d))) $('form-message').textContent = d.message;
       note = `Not simulated: ${d.message}${app.cmp ? ' — still showing the last good result.' : ''}`;

@@ -1,6 +1,6 @@
 // The page's only door to the engine: py_engine in Pyodide, hosted by a SharedWorker (one Python
 // for every page of this site, so several embedded figures boot it once) or, where the browser has
-// none, by a dedicated Web Worker.
+// none or refuses one, by a dedicated Web Worker.
 //
 //   const client = startEngine({ onStatus });   // onStatus may also be set later: client.onStatus = fn
 //                                                 (it is called at once with the current status)
@@ -10,10 +10,16 @@
 //   client.call(method, params, { signal }) -> Promise<result>; rejects with an Error whose
 //                      .detail is the protocol error {type, field, value, allowed, message};
 //                      aborting the signal cancels the call in the engine (detail.type "Cancelled")
-//   client.cached   -> Promise<number>: the runtime files are in Cache Storage (entries)
+//   client.cached   -> Promise<number>: the runtime files are in Cache Storage (entries; 0 where
+//                      storage is refused: a cross-site frame)
 //   client.terminate() -> disconnects; pending and later calls reject
 //
 // Every promise settles: worker errors, load failures and stalls all end in stage "failed".
+//
+// Shared or dedicated: inside a frame of another site, browsers that partition storage (Safari by
+// default, Brave, Chromium's third-party storage blocking, incognito) refuse the SharedWorker, and
+// Cache Storage with it. A SharedWorker that fails before it has said anything is replaced by a
+// dedicated Worker; that one keeps its downloads in memory when Cache Storage is refused.
 
 const STALL_MS = 60000; // no status at all for this long while loading = failed, not a hang
 
@@ -27,10 +33,21 @@ function toError(detail) {
   return err;
 }
 
+/** A SharedWorker, or null where the browser has none or refuses one at once. */
+function sharedWorker(name) {
+  if (typeof SharedWorker !== 'function') return null;
+  try {
+    return new SharedWorker(new URL('./shared.js', import.meta.url), { type: 'module', name });
+  } catch {
+    return null;   // e.g. a SecurityError in a partitioned third-party frame
+  }
+}
+
 export function startEngine({ onStatus = () => {}, shared = typeof SharedWorker === 'function', name = 'cbx-engine' } = {}) {
-  const pending = new Map();
+  const pending = new Map();   // id -> {resolve, reject, message}
   let nextId = 1;
   let failure = null;
+  let heard = false;           // the worker has said something (a SharedWorker that did is not replaced)
   let status = { stage: 'download', progress: 0, detail: 'starting the worker', via: null, clients: 1, shared };
   let lastHeard = Date.now();
   let resolveReady, rejectReady, resolveCached;
@@ -56,15 +73,10 @@ export function startEngine({ onStatus = () => {}, shared = typeof SharedWorker 
     pending.clear();
   };
 
-  if (shared) {
-    worker = new SharedWorker(new URL('./shared.js', import.meta.url), { type: 'module', name });
-    port = worker.port;
-  } else {
-    worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
-    port = worker;
-  }
-  port.onmessage = (ev) => {
+  const post = (msg) => { try { port.postMessage(msg); } catch { /* closed */ } };
+  const onMessage = (ev) => {
     const msg = ev.data;
+    heard = true;
     lastHeard = Date.now();
     if (msg.kind === 'status') {
       if (msg.stage === 'failed') return fail(msg.detail);
@@ -83,13 +95,39 @@ export function startEngine({ onStatus = () => {}, shared = typeof SharedWorker 
       else p.reject(toError(resp.error || engineError('engine error without detail')));
     }
   };
-  // A worker that cannot even start (its script or an import missing, a CSP block) only fires this.
-  worker.onerror = (ev) => {
-    ev.preventDefault?.();
-    fail(`the engine worker stopped: ${ev.message || 'its script could not be loaded'}`);
-  };
-  port.onmessageerror = () => fail('the engine worker sent a message that could not be read');
-  if (shared) port.start();
+
+  function connectDedicated() {
+    shared = false;
+    worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+    port = worker;
+    wire();
+  }
+
+  function wire() {
+    port.onmessage = onMessage;
+    port.onmessageerror = () => fail('the engine worker sent a message that could not be read');
+    // A worker that cannot even start (its script or an import missing, a CSP block) only fires
+    // this; so does a SharedWorker the browser refuses here (a partitioned cross-site frame).
+    worker.onerror = (ev) => {
+      ev.preventDefault?.();
+      if (shared && !heard && !failure) {
+        port.close();
+        connectDedicated();
+        for (const [id, p] of pending) post({ id, ...p.message });
+        setStatus({ ...status, detail: 'a shared worker was refused here: starting a dedicated one' });
+        return;
+      }
+      fail(`the engine worker stopped: ${ev.message || 'its script could not be loaded'}`);
+    };
+    if (shared) port.start();
+  }
+
+  if (shared) {
+    worker = sharedWorker(name);
+    if (worker) { port = worker.port; wire(); } else connectDedicated();
+  } else {
+    connectDedicated();
+  }
 
   const watchdog = setInterval(() => {
     if (Date.now() - lastHeard > STALL_MS) {
@@ -108,12 +146,12 @@ export function startEngine({ onStatus = () => {}, shared = typeof SharedWorker 
       if (failure) return Promise.reject(toError(failure));
       const id = nextId++;
       return new Promise((resolve, reject) => {
-        pending.set(id, { resolve, reject });
-        port.postMessage({ id, method, params });
+        pending.set(id, { resolve, reject, message: { method, params } });
+        post({ id, method, params });
         signal?.addEventListener('abort', () => {
           if (!pending.has(id)) return;
           pending.delete(id);
-          port.postMessage({ cancel: id });
+          post({ cancel: id });
           reject(toError(engineError('cancelled', 'Cancelled')));
         }, { once: true });
       });
