@@ -1,14 +1,21 @@
 """Where the engine runs and for whom: an embed framed by another site goes live (the browser
-refuses it a SharedWorker and Cache Storage there), and a failed engine never says "computing…"."""
+refuses it a SharedWorker and Cache Storage there), a failed engine never says "computing…", the
+offline copy is claimed only when this build is wholly stored (an update the network interrupted
+leaves the old copy working)."""
 
 import functools
+import hashlib
 import http.server
+import json
 import shutil
+import socket
 import threading
+import zipfile
 
 import pytest
 
 from support.page import LOAD_TIMEOUT_MS, flat_metrics, metrics_match, read_metrics, status_text, wait_state
+from tools.server import SiteHandler, SiteServer
 
 SETTLED = ("() => { const d = document.documentElement.dataset;"
            " return d.state === 'ready' && 'drawn' in d && !('busy' in d) && !('sweeping' in d); }")
@@ -87,3 +94,153 @@ def test_a_failed_engine_never_says_computing(strict_page, site_dist, tmp_path, 
     labels = page.eval_on_selector_all(".busy-label", BUSY_LABELS)
     assert labels and not any("computing" in t for t in labels), labels
     assert read_metrics(page) == {}, "numbers shown that no engine computed"
+
+
+# --- 2. the offline copy and an interrupted update --------------------------------------------
+
+class Site:
+    """The built site on its own port, which can go down; hold=path keeps that request waiting
+    until cut() (then the network is gone: that request gets no answer, the server none at all)."""
+
+    def __init__(self, directory, port=0, hold=None):
+        self.arrived, self.release = threading.Event(), threading.Event()
+        site = self
+
+        class Handler(SiteHandler):
+            quiet = True
+
+            def do_GET(self):
+                if hold and self.path == hold:
+                    site.arrived.set()
+                    site.release.wait()
+                    self.close_connection = True
+                    try:
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+                    return
+                super().do_GET()
+
+        self.server = SiteServer(("127.0.0.1", port), functools.partial(Handler, directory=str(directory)))
+        self.port = self.server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def cut(self):
+        self.server.shutdown()
+        self.server.server_close()
+        self.release.set()
+
+
+def _rebuild(site_dir, build):
+    """What a new build changes here: its id (engine/build.js, manifest.json), index.html and the
+    engine wheel (so its runtime differs from the old build's), each with its new sha256."""
+    manifest = json.loads((site_dir / "manifest.json").read_text())
+
+    def rewrite(rel, data):
+        (site_dir / rel).write_bytes(data)
+        manifest["files"][rel] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+
+    html = (site_dir / "index.html").read_bytes().replace(b"</body>", f"<!-- {build} --></body>".encode())
+    rewrite("index.html", html)
+    rewrite("engine/build.js", f"// a rebuild\nexport const BUILD = '{build}';\n".encode())
+    wheel = site_dir / manifest["engine"]["wheel"]
+    with zipfile.ZipFile(wheel, "a") as z:
+        z.comment = build.encode()
+    rewrite(manifest["engine"]["wheel"], wheel.read_bytes())
+    manifest["engine"].update(manifest["files"][manifest["engine"]["wheel"]])
+    manifest["build"] = build
+    (site_dir / "manifest.json").write_text(json.dumps(manifest))
+    return manifest
+
+
+@pytest.fixture
+def profile(browser_type, browser_type_launch_args, tmp_path):
+    """open(problems) -> a page in a browser profile kept on disk; each open is a browser restart."""
+    opened = []
+
+    def open_(problems):
+        for ctx in opened:
+            ctx.close()
+        ctx = browser_type.launch_persistent_context(str(tmp_path / "profile"), **browser_type_launch_args)
+        opened.append(ctx)
+        page = ctx.pages[0] if ctx.pages else ctx.new_page()
+        page.set_default_timeout(LOAD_TIMEOUT_MS)
+        page.on("console", lambda m: m.type == "error" and problems.append(f"console error: {m.text}"))
+        page.on("pageerror", lambda e: problems.append(f"uncaught exception: {e}"))
+        page.on("response", lambda r: r.status >= 400 and problems.append(f"HTTP {r.status}: {r.url}"))
+        page.on("request", lambda r: not r.url.startswith(("data:", "blob:", "http://127.0.0.1:"))
+                and problems.append(f"off-origin: {r.url}"))
+        return page
+    yield open_
+    for ctx in opened:
+        try:
+            ctx.close()
+        except Exception:
+            pass
+
+
+def _live_with_native_numbers(page, native):
+    wait_state(page, "ready")
+    page.wait_for_function(SETTLED, timeout=240_000)
+    assert page.get_attribute("html", "data-engine-boot") == "snapshot"
+    assert metrics_match(read_metrics(page), flat_metrics(native.compare({}))) >= 46
+
+
+def test_an_update_the_network_interrupted_claims_nothing_and_the_old_copy_still_works(
+        profile, site_dist, tmp_path, native):
+    site_dir = tmp_path / "site"
+    shutil.copytree(site_dist, site_dir)
+    problems = []
+
+    # 1. One visit online: this build is stored, and the page says so.
+    site = Site(site_dir)
+    page = profile(problems)
+    page.goto(site.url)
+    wait_state(page, "ready")
+    page.wait_for_selector("html[data-offline]", state="attached")
+    assert page.get_attribute("html", "data-offline") == "ready"
+    port = site.port
+    site.cut()
+
+    # 2. A rebuild; an online visit gets it, and the network goes while the service worker is
+    # still storing the new site (one of its files is held until then).
+    _rebuild(site_dir, "build-2")
+    site = Site(site_dir, port, hold="/img/screenshot.png")   # a file only the precache asks for
+    page = profile(problems)
+    page.goto(site.url)
+    assert "<!-- build-2 -->" in page.content()
+    wait_state(page, "ready")
+    page.wait_for_function(SETTLED, timeout=240_000)
+    assert page.evaluate("() => window.__cbxEngine.cached") > 0, "the new runtime was not stored"
+    assert site.arrived.wait(LOAD_TIMEOUT_MS / 1000), "the service worker never asked for the held file"
+    site.cut()
+    page.wait_for_selector("html[data-offline]", state="attached")
+    assert page.get_attribute("html", "data-offline") == "incomplete", "claims to work offline"
+    assert "not stored" in page.get_attribute("html", "data-offline-note")
+
+    # 3. The next visit has no network: the old copy opens, with its own runtime, and works.
+    page = profile(problems)
+    page.goto(site.url)
+    _live_with_native_numbers(page, native)
+    assert "<!-- build-2 -->" not in page.content()
+    page.wait_for_selector("html[data-offline]", state="attached")
+    assert page.get_attribute("html", "data-offline") == "ready"   # that copy is whole
+
+    # 4. Online again: the update completes, the page says so, the old copy is gone.
+    site = Site(site_dir, port)
+    page = profile(problems)
+    page.goto(site.url)
+    assert "<!-- build-2 -->" in page.content()
+    wait_state(page, "ready")
+    page.wait_for_selector("html[data-offline]", state="attached")
+    assert page.get_attribute("html", "data-offline") == "ready"
+    assert [k for k in page.evaluate("() => caches.keys()") if k.startswith("cbx-site-")] == ["cbx-site-build-2"]
+    site.cut()
+
+    # 5. Offline once more: the new build opens and works.
+    page = profile(problems)
+    page.goto(site.url)
+    _live_with_native_numbers(page, native)
+    assert "<!-- build-2 -->" in page.content()
+    assert not problems, problems
