@@ -1,7 +1,8 @@
 """Where the engine runs and for whom: an embed framed by another site goes live (the browser
 refuses it a SharedWorker and Cache Storage there), a failed engine never says "computing…", the
 offline copy is claimed only when this build is wholly stored (an update the network interrupted
-leaves the old copy working)."""
+leaves the old copy working), and the shared engine is fair to its pages (a light request passes a
+heavy one; a closed page's work is dropped)."""
 
 import functools
 import hashlib
@@ -243,4 +244,56 @@ def test_an_update_the_network_interrupted_claims_nothing_and_the_old_copy_still
     page.goto(site.url)
     _live_with_native_numbers(page, native)
     assert "<!-- build-2 -->" in page.content()
+    assert not problems, problems
+
+
+# --- 3. one shared engine, fair to its pages --------------------------------------------------
+
+HEAVY = {"scenario": {"workload": {"requests": 40000}}}   # many seconds in the page's engine
+LIGHT = {"scenario": {"workload": {"requests": 32}}}
+
+START_HEAVY = """(params) => {
+    window.heavy = { done: false, error: null };
+    window.heavyStop = new AbortController();
+    window.__cbxEngine.call('compare', params, { signal: window.heavyStop.signal })
+      .then(() => { window.heavy.done = true; }, (e) => { window.heavy.error = e.detail?.type || String(e); });
+}"""
+JOBS = "async () => await window.__cbxEngine.jobs()"
+
+
+def _watch(page, problems):
+    page.on("console", lambda m: m.type == "error" and problems.append(f"console error: {m.text}"))
+    page.on("pageerror", lambda e: problems.append(f"uncaught exception: {e}"))
+
+
+def test_the_shared_engine_lets_a_light_request_pass_and_drops_a_closed_pages_work(
+        strict_page, site_url, native):
+    light_page = strict_page
+    heavy_page = strict_page.context.new_page()
+    problems = []
+    _watch(heavy_page, problems)
+    for page in (heavy_page, light_page):
+        page.set_default_timeout(LOAD_TIMEOUT_MS)
+        page.goto(f"{site_url}?embed=metrics")
+        page.wait_for_function(SETTLED, timeout=240_000)
+        assert page.get_attribute("html", "data-engine") == "shared"
+
+    # A heavy request from one page is running; then another page asks for a light one.
+    heavy_page.evaluate(START_HEAVY, HEAVY)
+    heavy_page.wait_for_function("async () => (await window.__cbxEngine.jobs()).running === 1")
+    result = light_page.evaluate("async (p) => { const r = await window.__cbxEngine.call('compare', p);"
+                                 " return { speedup: r.speedup, passes: r.continuous.metrics.passes }; }", LIGHT)
+    # the light one is answered while the heavy one still runs
+    assert heavy_page.evaluate("() => window.heavy") == {"done": False, "error": None}
+    want = native("compare", LIGHT)
+    assert result == {"speedup": want["speedup"], "passes": want["continuous"]["metrics"]["passes"]}
+    jobs = light_page.evaluate(JOBS)
+    assert jobs["running"] == 1 and jobs["pages"] == 2 and jobs["dropped"] == 0, jobs
+
+    # The heavy page is closed: its work is dropped, not finished for nobody.
+    heavy_page.close()
+    light_page.wait_for_function("async () => { const j = await window.__cbxEngine.jobs();"
+                                 " return j.dropped === 1 && j.running === 0 && j.pages === 1; }")
+    assert light_page.evaluate("async (p) => (await window.__cbxEngine.call('compare', p)).continuous.metrics.passes",
+                               LIGHT) == want["continuous"]["metrics"]["passes"]
     assert not problems, problems

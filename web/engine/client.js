@@ -10,11 +10,17 @@
 //   client.call(method, params, { signal }) -> Promise<result>; rejects with an Error whose
 //                      .detail is the protocol error {type, field, value, allowed, message};
 //                      aborting the signal cancels the call in the engine (detail.type "Cancelled")
-//   client.cached   -> Promise<number>: the runtime files are in Cache Storage (entries; 0 where
-//                      storage is refused: a cross-site frame)
+//   client.cached   -> Promise<number>: how many of this build's runtime files are in Cache
+//                      Storage: all of them, or 0 (none, or storage refused: a cross-site frame)
+//   client.jobs()   -> Promise<{pages, queued, running, done, dropped}>: the host's work (a test hook)
 //   client.terminate() -> disconnects; pending and later calls reject
 //
 // Every promise settles: worker errors, load failures and stalls all end in stage "failed".
+//
+// A shared engine must not work for a page that has gone: the page says goodbye on pagehide, and
+// holds a Web Lock for as long as it lives, which the host also asks for, so a tab that never said
+// goodbye (killed, crashed) is noticed too. A page that comes back from the back/forward cache
+// sends its unanswered calls again.
 //
 // Shared or dedicated: inside a frame of another site, browsers that partition storage (Safari by
 // default, Brave, Chromium's third-party storage blocking, incognito) refuse the SharedWorker, and
@@ -43,6 +49,20 @@ function sharedWorker(name) {
   }
 }
 
+/** Hold a Web Lock for as long as this page lives; the host asks for it too, and gets it when the
+ *  page is gone. -> a function that lets it go (terminate), or null where there are no locks. */
+function holdLifeLock(lockName, onHeld) {
+  if (!globalThis.navigator?.locks) return null;
+  let release;
+  const held = new Promise((res) => { release = res; });
+  try {
+    navigator.locks.request(lockName, () => { onHeld(); return held; }).catch(() => {});
+  } catch {
+    return null;   // storage refused in this context: the pagehide goodbye still works
+  }
+  return release;
+}
+
 export function startEngine({ onStatus = () => {}, shared = typeof SharedWorker === 'function', name = 'cbx-engine' } = {}) {
   const pending = new Map();   // id -> {resolve, reject, message}
   let nextId = 1;
@@ -61,11 +81,24 @@ export function startEngine({ onStatus = () => {}, shared = typeof SharedWorker 
   };
   const setListener = (fn) => { onStatus = fn; setStatus(status); };
 
-  let worker, port;
+  let worker, port, releaseLock = null;
+  const pageLock = `cbx-page-${globalThis.crypto?.randomUUID?.() ?? Math.random().toString(36).slice(2)}`;
+  const post = (msg) => { try { port.postMessage(msg); } catch { /* closed */ } };
+  const goodbye = () => { if (shared && !failure) post({ bye: true }); };
+  const welcomeBack = (ev) => {        // back from the back/forward cache: the host dropped our work
+    if (!ev.persisted || !shared || failure) return;
+    post({ page: pageLock });
+    for (const [id, p] of pending) post({ id, ...p.message });
+  };
+
   const fail = (message) => {
     if (failure) return;
+    goodbye();
     failure = engineError(message);
     clearInterval(watchdog);
+    releaseLock?.();
+    globalThis.removeEventListener?.('pagehide', goodbye);
+    globalThis.removeEventListener?.('pageshow', welcomeBack);
     if (shared) port.close(); else worker.terminate();
     setStatus({ ...status, stage: 'failed', detail: message });
     rejectReady(toError(failure));
@@ -73,7 +106,6 @@ export function startEngine({ onStatus = () => {}, shared = typeof SharedWorker 
     pending.clear();
   };
 
-  const post = (msg) => { try { port.postMessage(msg); } catch { /* closed */ } };
   const onMessage = (ev) => {
     const msg = ev.data;
     heard = true;
@@ -112,6 +144,8 @@ export function startEngine({ onStatus = () => {}, shared = typeof SharedWorker 
       ev.preventDefault?.();
       if (shared && !heard && !failure) {
         port.close();
+        releaseLock?.();
+        releaseLock = null;
         connectDedicated();
         for (const [id, p] of pending) post({ id, ...p.message });
         setStatus({ ...status, detail: 'a shared worker was refused here: starting a dedicated one' });
@@ -119,7 +153,11 @@ export function startEngine({ onStatus = () => {}, shared = typeof SharedWorker 
       }
       fail(`the engine worker stopped: ${ev.message || 'its script could not be loaded'}`);
     };
-    if (shared) port.start();
+    if (shared) {
+      const sharedPort = port;
+      sharedPort.start();
+      releaseLock = holdLifeLock(pageLock, () => sharedPort.postMessage({ page: pageLock }));
+    }
   }
 
   if (shared) {
@@ -128,6 +166,8 @@ export function startEngine({ onStatus = () => {}, shared = typeof SharedWorker 
   } else {
     connectDedicated();
   }
+  globalThis.addEventListener?.('pagehide', goodbye);
+  globalThis.addEventListener?.('pageshow', welcomeBack);
 
   const watchdog = setInterval(() => {
     if (Date.now() - lastHeard > STALL_MS) {
@@ -137,25 +177,28 @@ export function startEngine({ onStatus = () => {}, shared = typeof SharedWorker 
 
   setStatus(status);
 
+  function request(message, { signal } = {}) {
+    if (failure) return Promise.reject(toError(failure));
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject, message });
+      post({ id, ...message });
+      signal?.addEventListener('abort', () => {
+        if (!pending.has(id)) return;
+        pending.delete(id);
+        post({ cancel: id });
+        reject(toError(engineError('cancelled', 'Cancelled')));
+      }, { once: true });
+    });
+  }
+
   return {
     get status() { return status; },
     set onStatus(fn) { setListener(fn); },
     ready,
     cached,
-    call(method, params = {}, { signal } = {}) {
-      if (failure) return Promise.reject(toError(failure));
-      const id = nextId++;
-      return new Promise((resolve, reject) => {
-        pending.set(id, { resolve, reject, message: { method, params } });
-        post({ id, method, params });
-        signal?.addEventListener('abort', () => {
-          if (!pending.has(id)) return;
-          pending.delete(id);
-          post({ cancel: id });
-          reject(toError(engineError('cancelled', 'Cancelled')));
-        }, { once: true });
-      });
-    },
+    call(method, params = {}, options = {}) { return request({ method, params }, options); },
+    jobs() { return request({ host: 'jobs' }); },
     terminate() { fail('the engine was stopped'); },
   };
 }
