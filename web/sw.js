@@ -4,12 +4,23 @@
 // against its sha256, in a cache named after the build (cbx-site-<build>). The big runtime files
 // are not copied here: the engine's worker keeps them, checked, in its own cache (engine/fetch.js).
 // Requests are answered network first, so an online visit always gets the deployed site; when the
-// network fails, the cached build answers. (Not cached: pyodide/*.whl, so a calibration fit needs
-// the network once.) Every online navigation also reads manifest.json: a new
-// build is precached in the background and replaces the old one (the update when back online).
+// network fails, the offline copy answers. (Not cached: pyodide/*.whl, so a calibration fit needs
+// the network once.) Every online navigation also reads manifest.json: a new build is precached in
+// the background and replaces the old one (the update when back online).
+//
+// The offline copy is the build whose manifest sits in the cache cbx-offline: written only once
+// every site file of that build is stored, so an update the network interrupted leaves the old
+// copy in charge (and its partial cache is finished by the next online visit). The engine's worker
+// reads the same entry to keep that build's runtime files (engine/boot.js, OFFLINE_COPY).
+//
+// A page asks, with a MessagePort, whether its own build is the offline copy:
+//   page -> {type: "cbx:offline?", build}   sw -> {ok: true} | {ok: false, reason}
+// answered once any precache of that build has finished (or failed).
 
 const PREFIX = 'cbx-site-';
+const OFFLINE_COPY = 'cbx-offline';
 const SITE = new URL('./', self.location).href;
+const OFFLINE_KEY = new URL('manifest.json', SITE).href;
 
 async function sha256hex(buf) {
   const d = await crypto.subtle.digest('SHA-256', buf);
@@ -35,15 +46,17 @@ async function readManifest() {
   return { manifest: await res.clone().json(), response: res };
 }
 
-let current = null;   // the build whose files are cached, once known
+let current;   // the offline copy's build (null: none), once read
 async function currentBuild() {
-  if (current) return current;
-  const names = (await caches.keys()).filter((k) => k.startsWith(PREFIX)).sort();
-  current = names.length ? names[names.length - 1].slice(PREFIX.length) : null;
+  if (current === undefined) {
+    const hit = await caches.match(OFFLINE_KEY, { cacheName: OFFLINE_COPY });
+    current = hit ? (await hit.json()).build ?? null : null;
+  }
   return current;
 }
 
-/** Cache every site file of manifest m (checked against its sha256), then drop older builds. */
+/** Cache every site file of manifest m (checked against its sha256); only then make it the
+ *  offline copy and drop older builds. */
 async function precache(m, manifestResponse) {
   const name = PREFIX + m.build;
   const skip = runtimeFiles(m);
@@ -52,7 +65,7 @@ async function precache(m, manifestResponse) {
   const files = Object.entries(m.files).filter(([f]) => !skip.has(f) && !f.endsWith('.whl'));
   for (const [f, { sha256 }] of files) {
     const url = new URL(f, SITE).href;
-    if (await cache.match(url)) continue;
+    if (await cache.match(url)) continue;   // stored by an earlier, interrupted precache: checked then
     const res = await fetch(url, { cache: 'no-cache' });
     if (!res.ok) throw new Error(`${f}: HTTP ${res.status}`);
     const body = await res.arrayBuffer();
@@ -60,27 +73,56 @@ async function precache(m, manifestResponse) {
     await cache.put(url, new Response(body, { headers: res.headers }));
   }
   await cache.put(SITE, (await cache.match(new URL('index.html', SITE).href)).clone());
-  await cache.put(new URL('manifest.json', SITE).href, manifestResponse);
+  await cache.put(OFFLINE_KEY, manifestResponse.clone());
+  // The commit: from here on this build is the offline copy.
+  await (await caches.open(OFFLINE_COPY)).put(OFFLINE_KEY, manifestResponse);
   for (const k of await caches.keys()) if (k.startsWith(PREFIX) && k !== name) await caches.delete(k);
   current = m.build;
+}
+
+const precaching = new Map();   // build -> Promise: one precache of a build at a time
+function precacheOnce(m, response) {
+  if (!precaching.has(m.build)) {
+    precaching.set(m.build, precache(m, response).finally(() => precaching.delete(m.build)));
+  }
+  return precaching.get(m.build);
 }
 
 async function refresh() {
   try {
     const { manifest, response } = await readManifest();
-    if (manifest.build !== (await currentBuild())) await precache(manifest, response);
+    if (manifest.build !== (await currentBuild())) await precacheOnce(manifest, response);
   } catch { /* offline or mid-deploy: keep the copy we have */ }
+}
+
+/** Is `build` the offline copy? Precaches it first when the deployed site is that build. */
+async function offlineCopyIs(build) {
+  try {
+    if ((await currentBuild()) === build) return { ok: true };
+    const { manifest, response } = await readManifest();
+    if (manifest.build !== build) return { ok: false, reason: `the site now serves build ${manifest.build}` };
+    await precacheOnce(manifest, response);
+    return (await currentBuild()) === build ? { ok: true } : { ok: false, reason: 'another build was stored meanwhile' };
+  } catch (e) {
+    return { ok: false, reason: `this build is not stored (${e.message})` };
+  }
 }
 
 self.addEventListener('install', (event) => {
   event.waitUntil((async () => {
     const { manifest, response } = await readManifest();
-    await precache(manifest, response);
+    await precacheOnce(manifest, response);
     await self.skipWaiting();
   })());
 });
 
 self.addEventListener('activate', (event) => { event.waitUntil(self.clients.claim()); });
+
+self.addEventListener('message', (event) => {
+  const [port] = event.ports;
+  if (event.data?.type !== 'cbx:offline?' || !port) return;
+  event.waitUntil(offlineCopyIs(String(event.data.build)).then((answer) => port.postMessage(answer)));
+});
 
 async function fromCache(request) {
   const build = await currentBuild();

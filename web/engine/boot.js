@@ -27,6 +27,41 @@ async function readManifest() {
   }
 }
 
+/** What a build downloads, from its manifest: every runtime file, the engine wheel and (optional)
+ *  the memory snapshot (shipped gzipped, like the .wasm), each {url, name, sha256, bytes, check?,
+ *  gzip?, optional?} as fetch.js downloadAll takes them. */
+function runtimeItems(manifest) {
+  const py = manifest.pyodide;
+  const indexURL = new URL(py.indexURL, SITE).href;
+  const runtime = Object.entries(py.runtime).map(([f, v]) => ({
+    url: indexURL + f, name: `pyodide/${f}`, sha256: v.sha256, bytes: v.bytes, check: shapeCheck(f),
+    gzip: v.gzip && { url: indexURL + v.gzip.file, sha256: v.gzip.sha256, bytes: v.gzip.bytes } }));
+  const eng = manifest.engine;
+  const wheel = { url: new URL(eng.wheel, SITE).href, name: eng.wheel, sha256: eng.sha256, bytes: eng.bytes,
+    check: (b) => zipProblem(b, [ENGINE_MODULE]) };
+  const ms = eng.memory_snapshot;
+  const snap = ms && { url: new URL(ms.file.replace(/\.gz$/, ''), SITE).href, name: ms.file.replace(/\.gz$/, ''),
+    sha256: ms.raw_sha256, bytes: ms.raw_bytes, gzip: { url: new URL(ms.file, SITE).href, sha256: ms.sha256, bytes: ms.bytes }, optional: true };
+  return { runtime, wheel, snap, items: [...runtime, wheel, ...(snap ? [snap] : [])] };
+}
+
+// The offline copy's manifest: sw.js writes it here once every site file of that build is cached
+// (the same names as OFFLINE_COPY / OFFLINE_KEY in sw.js).
+const OFFLINE_COPY = 'cbx-offline';
+const OFFLINE_KEY = 'manifest.json';
+
+/** The manifest of the build the service worker keeps for offline visits, or null (none, or no
+ *  Cache Storage here). */
+async function offlineCopyManifest() {
+  try {
+    const hit = await caches.match(new URL(OFFLINE_KEY, SITE).href, { cacheName: OFFLINE_COPY });
+    const m = hit && await hit.json();
+    return m?.pyodide?.runtime && m?.engine?.wheel ? m : null;
+  } catch {
+    return null;
+  }
+}
+
 const quiet = { stdout: () => {}, stderr: (s) => console.warn(s) };
 
 /** The engine's files into site-packages (a fresh boot; a restored snapshot imported every engine
@@ -66,24 +101,20 @@ export async function boot(status) {
   if (typeof WebAssembly !== 'object') throw new Error('this browser has no WebAssembly');
   if (!crypto.subtle) throw new Error('integrity checks need a secure context (https or localhost)');
   status('download', 0, 'manifest.json');
+  const offline = offlineCopyManifest();   // (read while the manifest arrives)
   const manifest = await readManifest();
   const py = manifest.pyodide;
   const indexURL = new URL(py.indexURL, SITE).href;
   installFetch(SITE);
 
-  // Every runtime file, the engine wheel and (optional) the memory snapshot, in parallel.
-  const runtime = Object.entries(py.runtime).map(([f, v]) => ({
-    url: indexURL + f, name: `pyodide/${f}`, sha256: v.sha256, bytes: v.bytes, check: shapeCheck(f),
-    gzip: v.gzip && { url: indexURL + v.gzip.file, sha256: v.gzip.sha256, bytes: v.gzip.bytes } }));
-  const eng = manifest.engine;
-  const wheel = { url: new URL(eng.wheel, SITE).href, name: eng.wheel, sha256: eng.sha256, bytes: eng.bytes,
-    check: (b) => zipProblem(b, [ENGINE_MODULE]) };
-  const ms = eng.memory_snapshot;   // shipped gzipped, like the .wasm
-  const snap = ms && { url: new URL(ms.file.replace(/\.gz$/, ''), SITE).href, name: ms.file.replace(/\.gz$/, ''),
-    sha256: ms.raw_sha256, bytes: ms.raw_bytes, gzip: { url: new URL(ms.file, SITE).href, sha256: ms.sha256, bytes: ms.bytes }, optional: true };
-  const items = [...runtime, wheel, ...(snap ? [snap] : [])];
+  const { runtime, wheel, snap, items } = runtimeItems(manifest);
+  const eng = manifest.engine, ms = eng.memory_snapshot;
+  // Cache Storage keeps this build's files and those of the offline copy (sw.js), which may be an
+  // older build whose update was interrupted: its next offline visit needs them.
+  const keep = offline.then((m) => (m && m.build !== manifest.build ? runtimeItems(m).items : []))
+    .catch(() => []);   // an unreadable copy keeps nothing
   let asmJs = null, wasm = null;
-  const { files, cached } = await downloadAll(items, (p, got, total) =>
+  const { files, cached } = await downloadAll(items, keep, (p, got, total) =>
     status('download', p, `${(got / 1e6).toFixed(1)} of ${(total / 1e6).toFixed(1)} MB`),
   (it, bytes) => {   // start on each file as soon as it is checked, while the others arrive
     if (it.url.endsWith('.wasm')) wasm = { name: it.name, compiled: precompile(it.url, bytes) };

@@ -1,6 +1,6 @@
 // The page's only door to the engine: py_engine in Pyodide, hosted by a SharedWorker (one Python
 // for every page of this site, so several embedded figures boot it once) or, where the browser has
-// none, by a dedicated Web Worker.
+// none or refuses one, by a dedicated Web Worker.
 //
 //   const client = startEngine({ onStatus });   // onStatus may also be set later: client.onStatus = fn
 //                                                 (it is called at once with the current status)
@@ -10,10 +10,22 @@
 //   client.call(method, params, { signal }) -> Promise<result>; rejects with an Error whose
 //                      .detail is the protocol error {type, field, value, allowed, message};
 //                      aborting the signal cancels the call in the engine (detail.type "Cancelled")
-//   client.cached   -> Promise<number>: the runtime files are in Cache Storage (entries)
+//   client.cached   -> Promise<number>: how many of this build's runtime files are in Cache
+//                      Storage: all of them, or 0 (none, or storage refused: a cross-site frame)
+//   client.jobs()   -> Promise<{pages, queued, running, done, dropped}>: the host's work (a test hook)
 //   client.terminate() -> disconnects; pending and later calls reject
 //
 // Every promise settles: worker errors, load failures and stalls all end in stage "failed".
+//
+// A shared engine must not work for a page that has gone: the page says goodbye on pagehide, and
+// holds a Web Lock for as long as it lives, which the host also asks for, so a tab that never said
+// goodbye (killed, crashed) is noticed too. A page that comes back from the back/forward cache
+// sends its unanswered calls again.
+//
+// Shared or dedicated: inside a frame of another site, browsers that partition storage (Safari by
+// default, Brave, Chromium's third-party storage blocking, incognito) refuse the SharedWorker, and
+// Cache Storage with it. A SharedWorker that fails before it has said anything is replaced by a
+// dedicated Worker; that one keeps its downloads in memory when Cache Storage is refused.
 
 const STALL_MS = 60000; // no status at all for this long while loading = failed, not a hang
 
@@ -27,10 +39,35 @@ function toError(detail) {
   return err;
 }
 
+/** A SharedWorker, or null where the browser has none or refuses one at once. */
+function sharedWorker(name) {
+  if (typeof SharedWorker !== 'function') return null;
+  try {
+    return new SharedWorker(new URL('./shared.js', import.meta.url), { type: 'module', name });
+  } catch {
+    return null;   // e.g. a SecurityError in a partitioned third-party frame
+  }
+}
+
+/** Hold a Web Lock for as long as this page lives; the host asks for it too, and gets it when the
+ *  page is gone. -> a function that lets it go (terminate), or null where there are no locks. */
+function holdLifeLock(lockName, onHeld) {
+  if (!globalThis.navigator?.locks) return null;
+  let release;
+  const held = new Promise((res) => { release = res; });
+  try {
+    navigator.locks.request(lockName, () => { onHeld(); return held; }).catch(() => {});
+  } catch {
+    return null;   // storage refused in this context: the pagehide goodbye still works
+  }
+  return release;
+}
+
 export function startEngine({ onStatus = () => {}, shared = typeof SharedWorker === 'function', name = 'cbx-engine' } = {}) {
-  const pending = new Map();
+  const pending = new Map();   // id -> {resolve, reject, message}
   let nextId = 1;
   let failure = null;
+  let heard = false;           // the worker has said something (a SharedWorker that did is not replaced)
   let status = { stage: 'download', progress: 0, detail: 'starting the worker', via: null, clients: 1, shared };
   let lastHeard = Date.now();
   let resolveReady, rejectReady, resolveCached;
@@ -44,11 +81,24 @@ export function startEngine({ onStatus = () => {}, shared = typeof SharedWorker 
   };
   const setListener = (fn) => { onStatus = fn; setStatus(status); };
 
-  let worker, port;
+  let worker, port, releaseLock = null;
+  const pageLock = `cbx-page-${globalThis.crypto?.randomUUID?.() ?? Math.random().toString(36).slice(2)}`;
+  const post = (msg) => { try { port.postMessage(msg); } catch { /* closed */ } };
+  const goodbye = () => { if (shared && !failure) post({ bye: true }); };
+  const welcomeBack = (ev) => {        // back from the back/forward cache: the host dropped our work
+    if (!ev.persisted || !shared || failure) return;
+    post({ page: pageLock });
+    for (const [id, p] of pending) post({ id, ...p.message });
+  };
+
   const fail = (message) => {
     if (failure) return;
+    goodbye();
     failure = engineError(message);
     clearInterval(watchdog);
+    releaseLock?.();
+    globalThis.removeEventListener?.('pagehide', goodbye);
+    globalThis.removeEventListener?.('pageshow', welcomeBack);
     if (shared) port.close(); else worker.terminate();
     setStatus({ ...status, stage: 'failed', detail: message });
     rejectReady(toError(failure));
@@ -56,15 +106,9 @@ export function startEngine({ onStatus = () => {}, shared = typeof SharedWorker 
     pending.clear();
   };
 
-  if (shared) {
-    worker = new SharedWorker(new URL('./shared.js', import.meta.url), { type: 'module', name });
-    port = worker.port;
-  } else {
-    worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
-    port = worker;
-  }
-  port.onmessage = (ev) => {
+  const onMessage = (ev) => {
     const msg = ev.data;
+    heard = true;
     lastHeard = Date.now();
     if (msg.kind === 'status') {
       if (msg.stage === 'failed') return fail(msg.detail);
@@ -83,13 +127,47 @@ export function startEngine({ onStatus = () => {}, shared = typeof SharedWorker 
       else p.reject(toError(resp.error || engineError('engine error without detail')));
     }
   };
-  // A worker that cannot even start (its script or an import missing, a CSP block) only fires this.
-  worker.onerror = (ev) => {
-    ev.preventDefault?.();
-    fail(`the engine worker stopped: ${ev.message || 'its script could not be loaded'}`);
-  };
-  port.onmessageerror = () => fail('the engine worker sent a message that could not be read');
-  if (shared) port.start();
+
+  function connectDedicated() {
+    shared = false;
+    worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+    port = worker;
+    wire();
+  }
+
+  function wire() {
+    port.onmessage = onMessage;
+    port.onmessageerror = () => fail('the engine worker sent a message that could not be read');
+    // A worker that cannot even start (its script or an import missing, a CSP block) only fires
+    // this; so does a SharedWorker the browser refuses here (a partitioned cross-site frame).
+    worker.onerror = (ev) => {
+      ev.preventDefault?.();
+      if (shared && !heard && !failure) {
+        port.close();
+        releaseLock?.();
+        releaseLock = null;
+        connectDedicated();
+        for (const [id, p] of pending) post({ id, ...p.message });
+        setStatus({ ...status, detail: 'a shared worker was refused here: starting a dedicated one' });
+        return;
+      }
+      fail(`the engine worker stopped: ${ev.message || 'its script could not be loaded'}`);
+    };
+    if (shared) {
+      const sharedPort = port;
+      sharedPort.start();
+      releaseLock = holdLifeLock(pageLock, () => sharedPort.postMessage({ page: pageLock }));
+    }
+  }
+
+  if (shared) {
+    worker = sharedWorker(name);
+    if (worker) { port = worker.port; wire(); } else connectDedicated();
+  } else {
+    connectDedicated();
+  }
+  globalThis.addEventListener?.('pagehide', goodbye);
+  globalThis.addEventListener?.('pageshow', welcomeBack);
 
   const watchdog = setInterval(() => {
     if (Date.now() - lastHeard > STALL_MS) {
@@ -99,25 +177,28 @@ export function startEngine({ onStatus = () => {}, shared = typeof SharedWorker 
 
   setStatus(status);
 
+  function request(message, { signal } = {}) {
+    if (failure) return Promise.reject(toError(failure));
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject, message });
+      post({ id, ...message });
+      signal?.addEventListener('abort', () => {
+        if (!pending.has(id)) return;
+        pending.delete(id);
+        post({ cancel: id });
+        reject(toError(engineError('cancelled', 'Cancelled')));
+      }, { once: true });
+    });
+  }
+
   return {
     get status() { return status; },
     set onStatus(fn) { setListener(fn); },
     ready,
     cached,
-    call(method, params = {}, { signal } = {}) {
-      if (failure) return Promise.reject(toError(failure));
-      const id = nextId++;
-      return new Promise((resolve, reject) => {
-        pending.set(id, { resolve, reject });
-        port.postMessage({ id, method, params });
-        signal?.addEventListener('abort', () => {
-          if (!pending.has(id)) return;
-          pending.delete(id);
-          port.postMessage({ cancel: id });
-          reject(toError(engineError('cancelled', 'Cancelled')));
-        }, { once: true });
-      });
-    },
+    call(method, params = {}, options = {}) { return request({ method, params }, options); },
+    jobs() { return request({ host: 'jobs' }); },
     terminate() { fail('the engine was stopped'); },
   };
 }

@@ -4,8 +4,11 @@
 //
 // Checked files are kept in Cache Storage under their sha256, inflated, so a repeat visit
 // downloads and inflates nothing; an entry is checked again when it is read, and a bad or missing
-// one just means a download. Pyodide's own fetch()es of these files are answered from the checked
-// bytes (installFetch), and the .wasm is compiled while the other files still arrive (precompile).
+// one just means a download. Entries of other builds are dropped, except the offline copy's
+// (sw.js): an update interrupted before its site files were all stored must not strand the old
+// copy without its runtime. Where Cache Storage is refused, the files stay in memory. Pyodide's
+// own fetch()es of these files are answered from the checked bytes (installFetch), and the .wasm
+// is compiled while the other files still arrive (precompile).
 
 export async function sha256hex(bytes) {
   const digest = await crypto.subtle.digest('SHA-256', bytes);
@@ -92,27 +95,36 @@ async function fromCache(cache, url, sha256) {
   return null;
 }
 
-/** Keep exactly these files (entries of older builds are dropped); returns how many it holds. */
-async function storeInCache(cache, entries) {
+/**
+ * Store this build's files and drop every entry but those and `keep` ([{url, sha256}]: the offline
+ * copy's files, when sw.js holds an older build) -> how many of this build's files are stored: all
+ * of `entries`, or 0 when any could not be (the offline claim needs every one).
+ */
+async function storeInCache(cache, entries, keep) {
   if (!cache) return 0;
   try {
-    const keep = new Set(entries.map(([url, sha256]) => cacheKey(url, sha256)));
-    for (const req of await cache.keys()) if (!keep.has(req.url)) await cache.delete(req);
+    const mine = new Set(entries.map(([url, sha256]) => cacheKey(url, sha256)));
+    const keepKeys = new Set([...mine, ...(await keep).map((it) => cacheKey(it.url, it.sha256))]);
+    for (const req of await cache.keys()) if (!keepKeys.has(req.url)) await cache.delete(req);
     for (const [url, sha256, bytes] of entries) {
       if (!(await cache.match(cacheKey(url, sha256)))) await cache.put(cacheKey(url, sha256), new Response(bytes));
     }
-    return (await cache.keys()).length;
+    const stored = (await cache.keys()).filter((req) => mine.has(req.url)).length;
+    return stored === mine.size ? stored : 0;
   } catch { return 0; /* quota or private mode: the next visit downloads again */ }
 }
 
 /**
  * Download every item in parallel, verified: [{url, name, sha256, bytes, gzip?: {url, sha256,
  * bytes}}] (sha256 and url: the file itself; gzip: how it is shipped) -> {files: [Uint8Array |
- * Error] in order (the file's own bytes, inflated), cached: Promise<entries in Cache Storage once
- * the background fill is done>}. An item with optional: true yields its Error instead of failing
- * the lot; an item's check(bytes) (after the hash) returns what is wrong with it, or null. onFile(item, bytes) is called as each file is ready (to start work on it at once).
+ * Error] in order (the file's own bytes, inflated), cached: Promise<how many are in Cache Storage
+ * once the background fill is done: all that were downloaded, or 0>}. An item with optional: true
+ * yields its Error instead of failing the lot; an item's check(bytes) (after the hash) returns
+ * what is wrong with it, or null. onFile(item, bytes) is called as each file is ready (to start
+ * work on it at once). keep: Promise<items> also kept in the cache (another build's), or dropped.
+ * Where Cache Storage is refused (a partitioned cross-site frame) the files are only in memory.
  */
-export async function downloadAll(items, onProgress, onFile = () => {}) {
+export async function downloadAll(items, keep, onProgress, onFile = () => {}) {
   const total = items.reduce((s, it) => s + ((it.gzip || it).bytes || 0), 0) || 1;
   let received = 0;
   const progress = (n) => { received += n; onProgress(Math.min(received / total, 1), received, total); };
@@ -139,7 +151,7 @@ export async function downloadAll(items, onProgress, onFile = () => {}) {
       throw e;
     }
   }));
-  return { files: out, cached: storeInCache(cache, toStore) };
+  return { files: out, cached: storeInCache(cache, toStore, Promise.resolve(keep)) };
 }
 
 const verified = new Map();   // absolute URL -> {bytes, sha256}

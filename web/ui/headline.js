@@ -33,6 +33,7 @@ export function showNote(text, bad = false) {
 
 export const STALE = {
   waiting: 'computing… (the engine answers as soon as it has loaded)',
+  failed: 'not simulated: the engine could not load',
   busy: 'simulating…',
   cancelled: 'cancelled',
   busyAfterMs: 300,     // a live run that takes longer than this shows the busy state

@@ -24,7 +24,7 @@ export function createMainRun({ source, root, request, onResult, onError }) {
     const token = runs.start();
     const req = request();
     const fromSnapshot = !source.live && source.hasSnapshot(req.method, req.params);
-    if (!source.live && !fromSnapshot) markStale(STALE.waiting);
+    if (!source.live && !fromSnapshot) markStale(source.failed ? STALE.failed : STALE.waiting);
     const busy = source.live ? setTimeout(() => { if (!token.stale) markStale(STALE.busy); }, STALE.busyAfterMs) : null;
     inflight = (async () => {
       let note = null;
@@ -38,6 +38,7 @@ export function createMainRun({ source, root, request, onResult, onError }) {
       } catch (err) {
         if (token.stale) return;
         const d = err.detail || { message: err.message };
+        if (source.failed) markStale(STALE.failed);   // never "computing…" once the engine has failed
         onError(d);
         note = `Not simulated: ${d.message}${shown ? ' — still showing the last good result.' : ''}`;
       } finally {
