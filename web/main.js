@@ -229,7 +229,7 @@ function redrawAll() {
 
 function wireUI() {
   story = createStory({ page: ctx, view, apply: applyScenario, left: () => { writeURL(); lanes.refit(); redrawAll(); } });
-  traceFile = createTraceInput(changed);
+  traceFile = createTraceInput(changed, ctx.fields.find((f) => f.path === 'workload.requests')?.page_max);
   $('btn-lecture').addEventListener('click', toggleLecture);
   wireDrawer(root);
   $('btn-theme').addEventListener('click', toggleTheme);

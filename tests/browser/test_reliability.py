@@ -38,6 +38,11 @@ def test_a_run_beyond_the_work_cap_gets_the_caps_message(strict_page, site_url):
     msg = page.text_content('[data-error-for="requests"]')
     assert "work cap" in msg and "Lower workload.requests (20,000)" in msg, msg
     assert "--max-work 0" in msg
+    # refused is an answer: no "simulating…" with a Cancel that does nothing (it stayed so)
+    page.wait_for_function("() => (document.documentElement.dataset.stale || '')"
+                           ".startsWith('not simulated')")
+    assert page.is_hidden("#btn-cancel-run")
+    assert "simulating" not in page.text_content("#engine-busy")
     # the page keeps working: a smaller value is simulated as usual
     n = drawn(page)
     page.fill("#ctl-requests", "40")

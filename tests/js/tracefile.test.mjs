@@ -36,3 +36,12 @@ test('a byte-order mark (Excel writes one) is not part of the first column; extr
   assert.match(parseTrace('t.csv', 'arrive,prompt,out\n0,10,3,9\n').error, /line 2: 4 values, the header has 3/);
   assert.match(parseTrace('t.csv', 'arrive,prompt,out\n0,10\n').error, /line 2: 2 values, the header has 3/);
 });
+
+test('a file beyond the page\'s limit is refused at the first request too many, naming the limit', () => {
+  const csv = 'arrive,prompt,out\n' + Array.from({ length: 30 }, (_, i) => `${i},10,2`).join('\n');
+  const r = parseTrace('big.csv', csv, 25);
+  assert.match(r.error, /^big\.csv line 27: more than 25 requests, the page's limit/);
+  const jsonl = Array.from({ length: 30 }, (_, i) => JSON.stringify({ arrive: i, prompt: 5, out: 1 })).join('\n');
+  assert.match(parseTrace('big.jsonl', jsonl, 30).format, /JSONL/);     // exactly at the limit: fine
+  assert.match(parseTrace('big.jsonl', jsonl + '\n{"arrive":99,"prompt":5,"out":1}', 30).error, /line 31: more than 30/);
+});

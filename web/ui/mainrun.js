@@ -38,9 +38,10 @@ export function createMainRun({ source, root, request, onResult, onError }) {
       } catch (err) {
         if (token.stale) return;
         const d = err.detail || { message: err.message };
-        if (source.failed) markStale(STALE.failed);   // never "computing…" once the engine has failed
+        // never "computing…" or "simulating…" (with a Cancel that does nothing) after an answer
+        markStale(source.failed ? STALE.failed : STALE.refused);
         onError(d);
-        note = `Not simulated: ${d.message}${shown ? ' — still showing the last good result.' : ''}`;
+        note = `Not simulated: ${d.message}${shown ? ' — the figures still show the last good result, dimmed.' : ''}`;
       } finally {
         clearTimeout(busy);
         if (!token.stale) showNote(note, true);

@@ -6,11 +6,12 @@ import { parseTrace, lineOf, MAX_TRACE_BYTES } from '../state/tracefile.js';
 import { $ } from './dom.js';
 
 /**
- * onChange(): a file was loaded or cleared (run again). Returns {items(): the file's requests, or
+ * onChange(): a file was loaded or cleared (run again); maxRequests: the page's limit on a run's
+ * requests (workload.requests' page_max). Returns {items(): the file's requests, or
  * undefined without one; showError(detail): an engine error about them shown beside the input, at
  * the file's own line (true when it was about them)}.
  */
-export function createTraceInput(onChange) {
+export function createTraceInput(onChange, maxRequests = Infinity) {
   const input = $('trace-file'), status = $('trace-file-status'), error = $('trace-file-error'), clear = $('trace-file-clear');
   let trace = null;     // {name, items, lines, format}
 
@@ -18,7 +19,7 @@ export function createTraceInput(onChange) {
     error.textContent = '';
     if (!file) return;
     if (file.size > MAX_TRACE_BYTES) { error.textContent = `${file.name}: larger than ${MAX_TRACE_BYTES / 1e6} MB`; return; }
-    const r = parseTrace(file.name, await file.text());
+    const r = parseTrace(file.name, await file.text(), maxRequests);
     if (r.error) { error.textContent = r.error; return; }
     trace = { name: file.name, ...r };
     status.textContent = `${file.name}: ${r.items.length.toLocaleString('en-US')} requests (${r.format}); the generator's and the production trace's fields are not used.`;
