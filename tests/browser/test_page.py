@@ -236,6 +236,11 @@ def test_bad_input_gets_a_message_and_the_page_keeps_working(strict_page, site_u
     page.wait_for_selector('[data-error-for="kv_tokens"]:not(:empty)', state="attached")
     assert page.text_content('[data-error-for="kv_tokens"]').startswith("server.kv_tokens = 100: must be")
     assert read_metrics(page)["static.passes"] == before["static.passes"]
+    # Enter again on the refused value (as when the typing pause had already sent it): no new run
+    # answers, and the engine's message stays (on a loaded machine the pause often wins the race).
+    refused = page.text_content('[data-error-for="kv_tokens"]')
+    page.press("#ctl-kv_tokens", "Enter")
+    assert page.text_content('[data-error-for="kv_tokens"]') == refused
 
     # Good values afterwards work as usual, and the messages go away.
     n = drawn(page)

@@ -12,7 +12,10 @@ function display(v) { return v === null ? '' : String(v); }
 
 export function buildControls(container, schedList, laneBox, schema, fields, { onValue, onLane }) {
   container.replaceChildren();
-  const rows = new Map();          // path -> {f, row, input, slider, err, source}
+  // path -> {f, row, input, slider, err, source, refused}; refused: the engine's message for the
+  // value in effect (it stays refused until a run succeeds or the values are replaced)
+  const rows = new Map();
+  let inEffect = {};               // the values last set (setValues): what the engine last ran
   const groups = new Map();
   for (const f of fields) {
     if (!groups.has(f.group)) {
@@ -57,7 +60,10 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
       clearTimeout(timer);
       const r = parseField(f, input.type === 'checkbox' ? String(input.checked) : input.value);
       if ('error' in r) { setError(f.url, r.error); return; }
-      setError(f.url, '');
+      // Back at the value in effect (Enter after the pause already sent it, or typed back): no new
+      // run will answer, so the engine's message for it comes back; any other value clears it.
+      const refused = r.value === inEffect[f.path] ? rows.get(f.path).refused : null;
+      setError(f.url, refused || '', refused ? 'engine' : 'client');
       if (slider && r.value != null) slider.value = String(r.value);
       const go = () => onValue(f.path, r.value);
       if (immediate) go(); else timer = setTimeout(go, COMMIT_MS);
@@ -97,6 +103,7 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
 
   return {
     setValues(values, lanes) {
+      inEffect = values;
       for (const { f, input, slider, row } of rows.values()) {
         if (input.type === 'checkbox') input.checked = values[f.path] === true;
         else if (document.activeElement !== input || input.tagName === 'SELECT') input.value = display(values[f.path]);
@@ -106,16 +113,20 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
       for (const [name, box] of laneInputs) box.checked = lanes.includes(name);
     },
     setError,
-    clearErrors() { for (const r of rows.values()) setError(r.f.url, ''); },
+    clearErrors() { for (const r of rows.values()) { r.refused = null; setError(r.f.url, ''); } },
     /** After a successful run, messages the engine gave for an earlier attempt no longer apply. */
-    clearEngineErrors() { for (const r of rows.values()) if (r.source === 'engine') setError(r.f.url, ''); },
+    clearEngineErrors() {
+      for (const r of rows.values()) { r.refused = null; if (r.source === 'engine') setError(r.f.url, ''); }
+    },
     /** Put an engine ScenarioError beside the control its dotted field path belongs to; a message
      *  about a whole section ("workload") has no one control (returns false). */
     showEngineError(detail) {
       const path = detail?.field || '';
       const match = fields.filter((f) => path === f.path || path.startsWith(`${f.path}.`))
         .sort((a, b) => b.path.length - a.path.length)[0];
-      return !!match && setError(match.url, detail.message, 'engine');
+      if (!match) return false;
+      rows.get(match.path).refused = detail.message;
+      return setError(match.url, detail.message, 'engine');
     },
   };
 }
