@@ -179,7 +179,7 @@ class VLLM(Outputs, Steady, Runs, Policy):
             self.samples.take(sim.passes + 1, pool,
                               ((r, slot_of[r]) for r in self.running if r in slot_of))
         if self.plan_log is not None:
-            tokens = dict(sched, **{}) if not self.sd else {**self._sd_tokens(), **sched}
+            tokens = {**self._sd_tokens(), **sched}      # the steady decoders: one token each
             self.plan_log.append({"pass": sim.passes + 1, "tokens": tokens,
                                   "preempted": preempted, "admitted": admitted,
                                   "free": free})
