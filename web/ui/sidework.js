@@ -98,10 +98,13 @@ export function createSideWork(ctx) {
       draw(name);
       await new Promise((r) => setTimeout(r, 0));   // yield: the page stays responsive between points
     }
-    // the recommendation is the engine's, from the points as they came (api.sizing)
+    // the recommendation is the engine's, from the points as they came (api.sizing); the build's
+    // snapshot answers the points, the live engine this (it is no start-up request)
     if (def.limit && answers.every(Boolean)) {
       const { scenario, param } = reqs[0].req.params;
       try {
+        await source.readyPromise;
+        if (token.stale) return;
         const doc = await source.call('sizing', { scenario, param, points: answers, schedulers: [sched] }, { signal: token.signal });
         if (token.stale) return;
         verdicts[name] = doc.recommendation[sched];
