@@ -236,7 +236,8 @@ function wireUI() {
   window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', redrawAll);
   $('controls-form').addEventListener('submit', (e) => e.preventDefault());
   wireExports({ result: () => app.cmp, request: () => app.req, lanes: () => lanesNow().filter((s) => app.cmp?.[s]),
-    canvases: () => lanes.canvases(), describe: () => describe(ctx.fields, app.values) }, ctx.schema.figures);
+    canvases: () => lanes.canvases(), describe: () => describe(ctx.fields, app.values),
+    call: (method, params) => app.source.call(method, params) }, ctx.schema.figures);
   wireKeys({
     play: () => player.play(), step: (d) => player.step(d), home: () => player.home(), end: () => player.end(),
     lecture: toggleLecture, theme: toggleTheme, preset: (i) => applyPreset(Object.keys(ctx.presets)[i]),

@@ -17,7 +17,7 @@ FIGURES = {
     "timeline": {"title": "Static vs continuous batching: slot × pass timelines", "main": True,
                  "rows": "server.slots", "kv_budget": "server.kv_tokens", "embed_height": 520},
     "metrics": {"title": "Static vs continuous batching: the numbers", "main": True,
-                "embed_height": 480},
+                "embed_height": 500},
     "skew": {"title": "The skew sweep", "embed_height": 300,
              "sweep": {"param": "workload.skew",
                        "values": [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],

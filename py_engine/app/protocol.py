@@ -1,14 +1,14 @@
 """The worker protocol: JSON-safe request in, JSON-safe response out, never raises.
 
 request  {"method": "simulate"|"compare"|"sweep"|"sizing"|"stall"|"check"|"schema"|"presets"
-          |"story"|"kv"|"calibrate", "params": {...}}
+          |"story"|"kv"|"calibrate"|"serve_flags", "params": {...}}
 response {"ok": true, "result": ...} or
          {"ok": false, "error": {"type": "ScenarioError"|"EngineError", "field", "value",
                                  "allowed", "message"}}
 params: simulate {"scenario"}, compare {"scenario", "schedulers"?}, sweep {"scenario", "param",
 "values", "schedulers"?}, sizing {"scenario", "param", "points", "schedulers"?} (api.sizing: the
 verdict of a sweep the page ran point by point), stall {"scenario"} (figures.stall), check
-{"quick"?: bool}, schema {},
+{"quick"?: bool}, serve_flags {"scenario"} (serve_flags.py: {"command": "vllm serve ..."}), schema {},
 presets {}, story {} (presets.STORY), kv {...} (py_engine.model.kv), calibrate {"csv"}.
 Floats that are not finite never leave: they become null.
 
@@ -33,6 +33,7 @@ from ..verify import check
 from ..errors import ScenarioError, show
 from ..scenario.presets import presets, story
 from . import figures
+from .serve_flags import serve_flags
 from .schema import schema
 
 
@@ -83,6 +84,7 @@ METHODS = {
                                                p.get("schedulers") or None, s),
     "check": _check,
     "stall": _now(lambda p: figures.stall(p.get("scenario"))),
+    "serve_flags": _now(lambda p: serve_flags(p.get("scenario"))),
     "sizing": _now(lambda p: api.sizing(p.get("scenario"), p.get("param", "slots"),
                                         p.get("points"), p.get("schedulers") or None)),
     "schema": _now(lambda p: schema()),
@@ -93,7 +95,7 @@ METHODS = {
 }
 PARAMS = {"simulate": {"scenario"}, "compare": {"scenario", "schedulers"},
           "sweep": {"scenario", "param", "values", "schedulers"}, "check": {"quick"},
-          "stall": {"scenario"}, "sizing": {"scenario", "param", "points", "schedulers"}, "schema": set(), "presets": set(), "story": set(), "calibrate": {"csv"}}
+          "stall": {"scenario"}, "serve_flags": {"scenario"}, "sizing": {"scenario", "param", "points", "schedulers"}, "schema": set(), "presets": set(), "story": set(), "calibrate": {"csv"}}
 
 
 def _clean(x):

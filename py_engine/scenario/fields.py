@@ -161,7 +161,7 @@ FIELDS = [
     Field("server.chunk", "int", 512,
           "Chunked-prefill size: prompt tokens a prefilling sequence processes per pass (vllm: "
           "long_prefill_token_threshold, which vLLM ignores for a lone request).",
-          min=1, max=65_536, unit="tokens", label="Prefill chunk", sweep=True,
+          min=1, max=65_536, unit="tokens", label="Chunk (long_prefill_token_threshold)", sweep=True,
           slider=(16, 4096, 16), hint="Prompt tokens a sequence prefills per pass."),
     Field("server.cost", "cost", "article",
           "Pass cost model: article (22.0 + 0.35*rows + 0.06*prefill_tokens ms), unit (1 per pass), "
@@ -190,15 +190,15 @@ FIELDS = [
           "the vendor's datasheet; deployments.py cites each).",
           choices="gpus", label="GPU", form="roofline"),
     Field("server.cost.tp", "int", 1, "Roofline: tensor-parallel GPUs the model is split over.",
-          min=1, max=64, unit="GPUs", label="Tensor parallel", form="roofline"),
+          min=1, max=64, unit="GPUs", label="Tensor parallel (tensor_parallel_size)", form="roofline"),
     Field("server.cost.dtype", "choice", "bf16", "Roofline: weights' and activations' type.",
-          choices=["bf16", "fp16", "fp8"], label="Weights", form="roofline"),
+          choices=["bf16", "fp16", "fp8"], label="Weights (dtype)", form="roofline"),
     Field("server.cost.kv_dtype", "choice", "bf16", "Roofline: the KV cache's type.",
-          choices=["bf16", "fp16", "fp8"], label="KV cache type", form="roofline"),
+          choices=["bf16", "fp16", "fp8"], label="KV cache type (kv_cache_dtype)", form="roofline"),
     Field("server.cost.gpu_memory_utilization", "float", 0.92,
           "Roofline: the share of GPU memory vLLM may use (its default 0.92); what the weights "
           "leave of it is the KV pool of kv_tokens = auto.",
-          min=0.05, max=1.0, label="GPU memory used", url="gpu_mem", form="roofline"),
+          min=0.05, max=1.0, label="GPU memory used (gpu_memory_utilization)", url="gpu_mem", form="roofline"),
     Field("server.cost.flops_eff", "float", None,
           "Roofline: achieved share of the peak tensor FLOPS in the linear layers; null = fitted "
           "for the GPU (python -m py_engine validate).",
@@ -235,10 +235,10 @@ FIELDS = [
           form="roofline", hint="Empty = fitted."),
     Field("server.max_num_batched_tokens", "int", 2048,
           "vllm: per-pass token budget (decodes count 1, prefill chunks their size).",
-          min=1, max=1_000_000, unit="tokens", label="Token budget / pass", applies_to=VLLM,
+          min=1, max=1_000_000, unit="tokens", label="Token budget / pass (max_num_batched_tokens)", applies_to=VLLM,
           sweep=True),
     Field("server.block_size", "int", 16, "vllm: KV-cache block size.",
-          min=1, max=1024, unit="tokens", label="KV block size", applies_to=VLLM, sweep=True),
+          min=1, max=1024, unit="tokens", label="Block size (block_size)", applies_to=VLLM, sweep=True),
     Field("server.kv_tokens", "int", None,
           "vllm: usable KV-cache pool in tokens (vLLM's num_gpu_blocks - 1 blocks: it keeps a "
           "null block); null = unlimited; auto = what the roofline deployment's memory leaves "
@@ -249,11 +249,11 @@ FIELDS = [
           "vllm: prefix caching (vLLM's enable_prefix_caching): full blocks are kept by content, "
           "so a prompt that starts like an earlier one, or a preempted request coming back, "
           "re-uses them.",
-          label="Prefix caching", applies_to=VLLM, url="prefix_caching"),
+          label="Prefix caching (enable_prefix_caching)", applies_to=VLLM, url="prefix_caching"),
     Field("server.async_scheduling", "bool", True,
           "vllm: async scheduling (vLLM's async_scheduling): step k+1 is planned while step k "
           "runs, so what step k frees is used from step k+2.",
-          label="Async scheduling", applies_to=VLLM, url="async"),
+          label="Async scheduling (async_scheduling)", applies_to=VLLM, url="async"),
     Field("server.scheduler_reserve_full_isl", "bool", True,
           "vllm: admit a waiting request only if its whole prompt fits in the free KV blocks "
           "(vLLM's scheduler_reserve_full_isl), not just its first chunk.",
@@ -262,7 +262,7 @@ FIELDS = [
           "vllm: waiting order and preemption victim: fcfs (arrival order; the newest running "
           "request is preempted) or priority (each request's priority, lower first, then "
           "arrival; the worst running request is preempted).",
-          choices=["fcfs", "priority"], label="Scheduling policy", applies_to=VLLM),
+          choices=["fcfs", "priority"], label="Scheduling policy (scheduling_policy)", applies_to=VLLM),
     Field("server.preemption", "choice", "recompute",
           "vllm: what happens to a preempted request's KV: recompute (vLLM: dropped, prefilled "
           "again; the prefix cache may still hold some) or swap (our extension: moved to host "

@@ -76,8 +76,13 @@ export function renderCards(container, cmp, scheds, sloFields) {
   util.classList.add('wide');
   cards.push(util);
 
-  cards.push(card('Throughput and makespan', 'Output tokens per second of simulated GPU time; time until the last request is done.',
-    table(cmp, scheds, [{ label: 'tok/s', path: 'throughput_tok_s', cls: 'big', format: fmt }, { label: 'makespan', path: 'makespan', format: time }], fmt)));
+  // With what `vllm bench serve` prints (request and total token throughput, peak concurrency),
+  // so a run can be held against a real benchmark's numbers.
+  cards.push(card('Throughput (vllm bench serve)', 'Output tokens, all tokens (prompt + output) and requests per second of simulated time; the time until the last request is done; most requests in flight at once (arrived, not done) and most in a slot.',
+    table(cmp, scheds, [{ label: 'output tok/s', path: 'throughput_tok_s', cls: 'big', format: fmt }, { label: 'total tok/s', path: 'total_token_throughput_tok_s' },
+      { label: 'req/s', path: 'request_throughput_rps' }], fmt),
+    table(cmp, scheds, [{ label: 'makespan', path: 'makespan', format: time }, { label: 'peak conc.', path: 'peak_concurrency' },
+      { label: 'peak run.', path: 'peak_running' }], fmt)));
 
   const pct = (key) => [{ label: 'p50', path: `${key}.p50` }, { label: 'p95', path: `${key}.p95` }, { label: 'p99', path: `${key}.p99` }, { label: 'mean', path: `${key}.mean` }];
   cards.push(card('Time to first token (TTFT)', 'Arrival to first token: waiting for a slot plus prefill.', table(cmp, scheds, pct('ttft'), time)));
@@ -106,6 +111,5 @@ export function renderCards(container, cmp, scheds, sloFields) {
       document.createTextNode('.')));
   }
   cards.push(kvCard);
-
   container.replaceChildren(...cards);
 }

@@ -76,7 +76,7 @@ export function markPreset(box, name) {
   for (const b of box.children) b.setAttribute('aria-pressed', String(b.dataset.preset === name));
 }
 
-/** Export and share buttons. ctx: {result(), request(), lanes(), canvases(), describe()};
+/** Export and share buttons. ctx: {result(), request(), lanes(), canvases(), describe(), call(method, params)};
  *  figures: the schema's figures (the embed selector offers each). */
 export function wireExports(ctx, figures) {
   $('embed-figure').replaceChildren(...Object.entries(figures).map(([name, f]) => el('option', { value: name, text: f.title })));
@@ -87,6 +87,20 @@ export function wireExports(ctx, figures) {
   $('btn-copy-embed').addEventListener('click', async () => {
     const ok = await X.copyText(X.embedSnippet(location.href, $('embed-figure').value, figures), $('share-text'));
     $('export-status').textContent = ok ? 'Embed snippet copied.' : 'Snippet selected below: copy it with Ctrl+C.';
+  });
+  // The engine writes the command (py_engine/app/serve_flags.py); data-command keeps the last one.
+  $('btn-copy-serve').addEventListener('click', async () => {
+    const btn = $('btn-copy-serve');
+    let command;
+    try {
+      ({ command } = await ctx.call('serve_flags', { scenario: ctx.request()?.params?.scenario ?? {} }));
+    } catch (e) {
+      $('export-status').textContent = `No command: ${e?.message || e}`;
+      return;
+    }
+    btn.dataset.command = command;
+    const ok = await X.copyText(command, $('share-text'));
+    $('export-status').textContent = ok ? 'vllm serve command copied.' : 'Command selected below: copy it with Ctrl+C.';
   });
   $('btn-png').addEventListener('click', async () => {
     const lanes = ctx.canvases().map((l) => ({ canvas: l.canvas, title: l.title, stats: l.stats.textContent }));

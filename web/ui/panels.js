@@ -56,12 +56,12 @@ export function buildKV(form, presets, onChange) {
     el('div', { class: 'presetrow' },
       select('model', 'Model', [...Object.entries(models).map(([k, m]) => [k, m.label]), ['custom', 'custom shape']], shapeOf || 'custom'),
       select('gpu', 'GPU', [...Object.entries(gpus).map(([k, g]) => [k, g.label]), ['custom', 'custom']], 'custom'),
-      select('dtype', 'dtype', Object.keys(dtypes).map((k) => [k, k]), article.dtype || 'bf16')),
+      select('dtype', 'Weights (dtype)', Object.keys(dtypes).map((k) => [k, k]), article.dtype || 'bf16')),
     num('layers', 'Layers', null, article.layers), num('kv_heads', 'KV heads', null, article.kv_heads),
     num('head_dim', 'Head dim', null, article.head_dim),
-    num('gpu_gb', 'GPU memory', 'GB', article.gpu_bytes / 1e9), num('gpus', 'GPUs', null, 1),
-    num('gpu_mem_utilization', 'Memory use', '0–1', article.gpu_mem_utilization),
-    num('weight_gb', 'Weights', 'GB', article.weight_bytes / 1e9), num('context_len', 'Context', 'tokens', article.context_len),
+    num('gpu_gb', 'GPU memory', 'GB', article.gpu_bytes / 1e9), num('gpus', 'Tensor parallel (tensor_parallel_size)', 'GPUs', 1),
+    num('gpu_mem_utilization', 'GPU memory used (gpu_memory_utilization)', '0–1', article.gpu_mem_utilization),
+    num('weight_gb', 'Weight memory', 'GB', article.weight_bytes / 1e9), num('context_len', 'Context', 'tokens', article.context_len),
   );
   const fire = () => onChange(params());
   inputs.model.addEventListener('change', () => {
