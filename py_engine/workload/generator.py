@@ -91,7 +91,9 @@ def lengths(mean, skew, us, ws):
     for i in compress(range(n), map(t.__le__, us)):        # u >= 1 - P: the long requests
         v = (us[i] - t) / P_LONG
         f[i] = f[i] + tail * (min(1.0 / sqrt(1.0 - v), CAP) / spread / P_LONG)
-    got = list(map(round, map(mul, repeat(mean, n), f)))
+    # mean * f is a float: float.__round__ is round() without its per-call method lookup;
+    # float(mean) * f is mean * f (int * float converts the int to a double first)
+    got = list(map(float.__round__, map(mul, repeat(float(mean), n), f)))
     if got and min(got) < 1:
         got = [1 if x < 1 else x for x in got]
     return got
@@ -186,11 +188,13 @@ def generate(workload):
         arrive = [0] * n
     elif arrival["kind"] == "gap":
         step = arrival["every"] * TICKS        # request i at round(i * step)
-        arrive = list(map(round, map(mul, range(n), repeat(step, n))))
+        rnd_f = float.__round__ if type(step) is float else round   # (i * step is a float)
+        arrive = list(map(rnd_f, map(mul, range(n), repeat(step, n))))
     else:                          # the exponentials come after the four uniform draws
         scale = 1000.0 / arrival["rate"] * TICKS
         # gap i = round(e_i * scale); the first request at 0 (its draw made and not used)
-        gaps = map(round, map(mul, map(rng.expovariate, repeat(1.0, n)), repeat(scale, n)))
+        gaps = map(float.__round__, map(mul, map(rng.expovariate, repeat(1.0, n)),
+                                        repeat(scale, n)))
         first = next(gaps, None)
         arrive = [] if first is None else list(accumulate(gaps, initial=0))
     if arrive and arrive[-1] > MAX_ARRIVE * TICKS:
