@@ -25,7 +25,10 @@ own draws and `prompt_mean`.
 
 Only draws that CPython produces bit-identically natively and in Pyodide (random, expovariate) and
 only IEEE-exact operations (+ - * / sqrt, min, max, round-half-even, comparisons) are used, so the
-integers cannot differ between the two.
+integers cannot differ between the two. The code does them a column at a time (maps over the
+operator functions, so a million requests take no Python-level loop per request), each the same
+operation on the same operands in the same order as the per-request formula;
+tests/engine/test_fast_paths.py pins it to per-request loops.
 
 Shared prefixes (`workload.prefix`), after the draws above and using none of their own:
 - system: request i's prompt is system prompt i mod groups (`tokens` tokens, the same for every
