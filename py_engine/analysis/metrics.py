@@ -25,8 +25,11 @@ Names and definitions follow vLLM's benchmark (vllm/benchmarks/serve.py):
 """
 
 import math
+from array import array
 from bisect import bisect_right
 from fractions import Fraction
+from itertools import compress, repeat
+from operator import ge, le, lt, mul, sub, truediv
 
 from ..model.cost import TICKS, to_ticks
 from ..sim.exact import SUB, floor_sum
@@ -45,16 +48,31 @@ def nearest_rank(sorted_vals, p):
 
 
 def _pcts(ticks):
-    """ticks: a list of numbers -> {"p50", "p95", "p99", "mean"} in the cost unit (None if
+    """ticks: a sequence of numbers -> {"p50", "p95", "p99", "mean"} in the cost unit (None if
     empty)."""
-    if not ticks:
-        return {"p%d" % p: None for p in PCTS} | {"mean": None}
     s = sorted(ticks)
+    return _sorted_pcts(s, all(type(v) is int for v in s))
+
+
+def _sorted_pcts(s, ints=False):
+    """_pcts of an ascending list (sorted once by the caller); ints: every value is an int."""
+    if not s:
+        return {"p%d" % p: None for p in PCTS} | {"mean": None}
     out = {"p%d" % p: nearest_rank(s, p) / TICKS for p in PCTS}
     # fsum: correctly rounded, so the same natively and in Pyodide (sum() of floats is
-    # compensated from Python 3.12 on, plain before); integer ticks sum exactly either way
-    out["mean"] = math.fsum(s) / len(s) / TICKS
+    # compensated from Python 3.12 on, plain before). Integer ticks within +-2^53 are exact as
+    # floats, so fsum's correctly rounded sum is float() of their exact integer sum, which sum()
+    # adds in C without fsum's float partials (int -> float rounds to nearest, ties even, as
+    # fsum does)
+    if ints and -EXACT <= s[0] and s[-1] <= EXACT:
+        total = float(sum(s))
+    else:
+        total = math.fsum(s)
+    out["mean"] = total / len(s) / TICKS
     return out
+
+
+EXACT = 2 ** 53         # every int of at most this size is a float exactly
 
 
 def _weighted_pcts(weights, lines=()):
@@ -155,38 +173,102 @@ def peak_in_flight(arrive, done):
     >>> peak_in_flight([0, 0, 5, 9], [5, 7, 9, 12])
     2
     """
+    n = len(arrive)
+    if not n:
+        return 0
+    if arrive.count(arrive[0]) == n:
+        # one arrival time (a burst): the last arrival's count, all arrived less all done by then
+        return n - sum(map(le, done, repeat(arrive[0])))
     gone = sorted(done)
-    return max((i + 1 - bisect_right(gone, a) for i, a in enumerate(arrive)), default=0)
+    if not all(map(le, arrive, arrive[1:])):
+        # not in arrival order: max of i + 1 - bisect_right(gone, arrive[i]) over every i
+        return max(map(sub, range(1, n + 1), map(bisect_right, repeat(gone), arrive)))
+    # In arrival order, request i's count i + 1 - G(arrive[i]) (G(t) = requests done by t, which
+    # only grows with t) is at most e - G(arrive[s]) over a block s <= i < e. The blocks are
+    # counted in full highest bound first, until no bound left beats the best count.
+    size = PEAK_BLOCK
+    starts = range(0, n, size)
+    bounds = list(map(sub, [min(s + size, n) for s in starts],
+                      map(bisect_right, repeat(gone), [arrive[s] for s in starts])))
+    best = None
+    for k in sorted(range(len(bounds)), key=bounds.__getitem__, reverse=True):
+        if best is not None and bounds[k] <= best:
+            break
+        s = k * size
+        e = min(s + size, n)
+        got = max(map(sub, range(s + 1, e + 1), map(bisect_right, repeat(gone), arrive[s:e])))
+        if best is None or got > best:
+            best = got
+    return best
+
+
+PEAK_BLOCK = 64         # arrivals a block of peak_in_flight's bound
+
+
+def _count_all(masks, n):
+    """masks: bytearrays of 0/1, one byte per request -> requests with 1 in every mask. The masks
+    become integers of n bytes and are ANDed bytewise at once (no loop over requests)."""
+    if not masks:
+        return n
+    if len(masks) == 1:
+        return masks[0].count(1)
+    both = int.from_bytes(masks[0], "little")
+    for m in masks[1:]:
+        both &= int.from_bytes(m, "little")
+    return both.to_bytes(n, "little").count(1)
 
 
 def compute(sim, scenario):
     n, slots, passes = sim.n, sim.slots, sim.passes
     arrive, out, first, done, last = (sim.arrive, sim.out, sim.first_tick, sim.done_tick,
                                       sim.last_tick)
-    ttft = [f - a for f, a in zip(first, arrive)]
-    e2e = [d - a for d, a in zip(done, arrive)]
-    tpot = [(lt - f) / (o - 1) for f, lt, o in zip(first, last, out) if o > 1]
+    # A column at a time, each loop in C (map over the operator functions; lists, which build
+    # faster than arrays from an iterator). Each column is dropped once used, so only one or two
+    # per-request columns are alive at a time. SLO, exactly in integers (Python ints never
+    # overflow): tpot <= lim  <=>  last - first <= lim * (out - 1). Each limit gives a 0/1 byte a
+    # request; its count is the limit's own, and the masks ANDed count the requests meeting
+    # every limit at once.
+    slo = scenario["slo"]
+    lim = {k: None if slo[k] is None else to_ticks(slo[k]) for k in LIMITS}
+    counts, masks = {}, []
+
+    def limit(key, mask):
+        counts[key] = ok = mask.count(1)
+        if ok < n:                    # a limit every request meets needs no AND
+            masks.append(mask)
+
+    ttft = list(map(sub, first, arrive))
+    if lim["ttft_ms"] is not None:
+        limit("ttft_ms", bytearray(map(ge, repeat(lim["ttft_ms"]), ttft)))
+    ttft.sort()
+    tt = _sorted_pcts(ttft, ints=True)
+    del ttft
+    e2e = list(map(sub, done, arrive))
+    if lim["e2el_ms"] is not None:
+        limit("e2el_ms", bytearray(map(ge, repeat(lim["e2el_ms"]), e2e)))
+    e2e.sort()
+    te = _sorted_pcts(e2e, ints=True)
+    del e2e
+    span_tok = list(map(sub, last, first))               # last - first
+    gaps = list(map(sub, out, repeat(1)))                # out - 1
+    if lim["tpot_ms"] is not None:
+        limit("tpot_ms", bytearray(map(le, span_tok, map(mul, repeat(lim["tpot_ms"]), gaps))))
+    # tpot = (last - first) / (out - 1) over the requests with out > 1 (the same int / int)
+    if min(out, default=2) > 1:
+        tpot = list(map(truediv, span_tok, gaps))
+    else:
+        two_plus = bytearray(map(lt, repeat(1), out))
+        tpot = list(map(truediv, compress(span_tok, two_plus), compress(gaps, two_plus)))
+    del span_tok, gaps
+    tpot.sort()
+    tp = _sorted_pcts(tpot)
+    del tpot
+    good = _count_all(masks, n)
+    del masks
     makespan = max(done)
     total = slots * passes
     t_idle = total - sim.t_rows
-    # SLO, exactly in integers (Python ints never overflow): tpot <= lim  <=>
-    # last - first <= lim * (out - 1)
-    slo = scenario["slo"]
-    lim = {k: None if slo[k] is None else to_ticks(slo[k]) for k in LIMITS}
-    lt, lp, le = lim["ttft_ms"], lim["tpot_ms"], lim["e2el_ms"]
-    ok_t = ok_p = ok_e = good = 0
-    for t, e, f, d, o in zip(ttft, e2e, first, last, out):
-        a = lt is None or t <= lt
-        b = lp is None or d - f <= lp * (o - 1)
-        c = le is None or e <= le
-        ok_t += a
-        ok_p += b
-        ok_e += c
-        good += a and b and c
-    tt, tp, te = _pcts(ttft), _pcts(tpot), _pcts(e2e)
-    verdict = slo_verdict({"ttft_ms": None if lt is None else ok_t,
-                           "tpot_ms": None if lp is None else ok_p,
-                           "e2el_ms": None if le is None else ok_e, "all": good}, n, slo,
+    verdict = slo_verdict({k: counts.get(k) for k in LIMITS} | {"all": good}, n, slo,
                           {"ttft_ms": tt["p95"], "tpot_ms": tp["p95"], "e2el_ms": te["p95"]})
     seconds = makespan / TICKS / 1000.0
     output_tokens = sum(out)
@@ -216,7 +298,7 @@ def compute(sim, scenario):
         "goodput_rps": good / seconds,
         "offered_rps": n / span if span > 0 else None,
         "served_rps": n / seconds,
-        "backlog": sum(1 for t in sim.admit_tick if t > last_arrival) if span > 0 else 0,
+        "backlog": sum(map(lt, repeat(last_arrival), sim.admit_tick)) if span > 0 else 0,
         "slo_attainment": good / n,
         "meets_slo": verdict["meets"],
         "slo": verdict,

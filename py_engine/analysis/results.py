@@ -11,7 +11,11 @@ RESULT_CAPS["passes_log"] runs; metrics always cover the whole run. result["trun
 lists were cut ({"requests": bool, "segments": bool, "passes_log": bool}).
 """
 
+import gc
 from array import array
+from contextlib import contextmanager
+from itertools import repeat
+from operator import sub, truediv
 
 from ..model.cost import TICKS, cost_unit
 from ..sim import records
@@ -23,20 +27,38 @@ PHASE_CODE = {p: i for i, p in enumerate(records.PHASES)}
 TIME_COLUMNS = ("cost", "start", "cost_last")     # passes log columns in ticks -> the cost unit
 
 
+@contextmanager
+def _no_gc():
+    """Building a document allocates many containers and no reference cycles; the cyclic
+    collector would walk the whole heap (a big run's records) again and again for nothing."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _ms(ticks):
+    """Ticks -> the cost unit (t / TICKS each, the loop in C)."""
+    return list(map(truediv, ticks, repeat(TICKS)))
+
+
 def request_columns(sim, n):
-    """The first n requests' records as columns (layout records.REQUEST), Python numbers."""
+    """The first n requests' records as columns (layout records.REQUEST), Python numbers. Only
+    the first n (at most RESULT_CAPS["requests"]) are read: slices, then one pass a column."""
     arrive, out = sim.arrive[:n], sim.out[:n]
     ft, dt, lt = sim.first_tick[:n], sim.done_tick[:n], sim.last_tick[:n]
-    ms = lambda ticks: [t / TICKS for t in ticks]  # noqa: E731
     cols = {
-        "id": list(range(n)), "arrive": ms(arrive), "prompt": list(sim.prompt[:n]),
-        "out": list(out), "admit": ms(sim.admit_tick[:n]), "first_token": ms(ft),
-        "last_token": ms(lt), "done": ms(dt),
+        "id": list(range(n)), "arrive": _ms(arrive), "prompt": list(sim.prompt[:n]),
+        "out": list(out), "admit": _ms(sim.admit_tick[:n]), "first_token": _ms(ft),
+        "last_token": _ms(lt), "done": _ms(dt),
         "admit_pass": list(sim.admit_pass[:n]), "first_token_pass": list(sim.first_pass[:n]),
         "done_pass": list(sim.done_pass[:n]),
-        "ttft": [(f - a) / TICKS for f, a in zip(ft, arrive)],
+        "ttft": _ms(map(sub, ft, arrive)),
         "tpot": [0.0 if o == 1 else (t - f) / (o - 1) / TICKS for f, t, o in zip(ft, lt, out)],
-        "e2e": [(d - a) / TICKS for d, a in zip(dt, arrive)],
+        "e2e": _ms(map(sub, dt, arrive)),
         "preemptions": list(sim.preemptions[:n]), "cached_tokens": list(sim.cached_tokens[:n]),
     }
     assert list(cols) == records.names(records.REQUEST)
@@ -46,7 +68,7 @@ def request_columns(sim, n):
 def passes_log_columns(rec):
     """The passes log as columns (layout records.PASSES_LOG), times in the cost unit."""
     log = rec.log
-    return {k: [c / TICKS for c in log[k]] if k in TIME_COLUMNS else list(log[k])
+    return {k: _ms(log[k]) if k in TIME_COLUMNS else list(log[k])
             for k in records.names(records.PASSES_LOG)}
 
 
@@ -74,11 +96,13 @@ def result(run):
     sim = run.sim
     n = min(sim.n, RESULT_CAPS["requests"])
     doc = result_meta(run, n)
-    cols = request_columns(sim, n)
-    names = list(cols)
-    doc["requests"] = [dict(zip(names, row)) for row in zip(*cols.values())]
-    doc["segments"] = [list(s) for s in sim.rec.segments]
-    doc["passes_log"] = passes_log_columns(sim.rec)
+    with _no_gc():
+        cols = request_columns(sim, n)
+        names = list(cols)
+        doc["requests"] = list(map(dict, map(zip, repeat(names), zip(*cols.values()))))
+        del cols
+        doc["segments"] = list(map(list, sim.rec.segments))
+        doc["passes_log"] = passes_log_columns(sim.rec)
     return doc
 
 
@@ -91,13 +115,15 @@ def columns(run):
     sim = run.sim
     n = min(sim.n, RESULT_CAPS["requests"])
     doc = result_meta(run, n)
-    doc["requests"] = _table(n, {k: array("d", v) for k, v in request_columns(sim, n).items()})
-    segs = sim.rec.segments
-    slot, rid, phase, first, last = (list(c) for c in zip(*segs)) if segs else ([],) * 5
-    doc["segments"] = _table(len(segs), {
-        "slot": array("d", slot), "request": array("d", rid),
-        "phase": array("B", [PHASE_CODE[p] for p in phase]),
-        "first_pass": array("d", first), "last_pass": array("d", last)})
-    log = passes_log_columns(sim.rec)
-    doc["passes_log"] = _table(len(log["count"]), {k: array("d", v) for k, v in log.items()})
+    with _no_gc():
+        doc["requests"] = _table(n, {k: array("d", v)
+                                     for k, v in request_columns(sim, n).items()})
+        segs = sim.rec.segments
+        slot, rid, phase, first, last = (list(c) for c in zip(*segs)) if segs else ([],) * 5
+        doc["segments"] = _table(len(segs), {
+            "slot": array("d", slot), "request": array("d", rid),
+            "phase": array("B", map(PHASE_CODE.__getitem__, phase)),
+            "first_pass": array("d", first), "last_pass": array("d", last)})
+        log = passes_log_columns(sim.rec)
+        doc["passes_log"] = _table(len(log["count"]), {k: array("d", v) for k, v in log.items()})
     return doc

@@ -1,5 +1,10 @@
 """Benchmarks, measured in one run and printed as ratios (never asserted in unit tests).
 
+0. The goal of issue "Exact and fast": one million requests of the default scenario on the
+   continuous scheduler (GOAL) end to end, generate + simulate + metrics, in at most GOAL_CPU_S
+   CPU seconds and GOAL_RSS_MB of peak resident memory: CPU seconds of each stage, the peak RSS
+   after each (getrusage's ru_maxrss: the process's peak so far) and the ratios to the goal. It
+   runs first, so the other sections' runs cannot raise the peak it reports.
 1. Event-driven engine vs the article-style step loop (`reference.run_continuous` /
    `run_static`: one Python iteration per pass, one advance() per resident) on 10,000-request
    long-tail traces with mean outputs of 256, 1024 and 4096 tokens (continuous) and 1024
@@ -8,7 +13,8 @@
    step loop runs once. The engine costs ~2 runs per request whatever the lengths, the step loop
    one iteration per slot per pass, so the ratio grows with the output length.
 2. One million requests in continuous mode: wall time of generation, simulation and metrics, and
-   the process's peak resident memory (getrusage; tracemalloc would slow the run down ~30x).
+   the process's peak resident memory so far (getrusage; tracemalloc would slow the run down
+   ~30x), which section 0's run may have set.
 4. 10,000 requests of the Azure conversation trace on the vllm scheduler under the roofline cost
    (every pass's cost grows with its rows' contexts): CPU seconds of simulation and metrics.
 (3 is the vllm benchmark, bench/vllm.py.)
@@ -68,6 +74,49 @@ def million(raw):
     return t1 - t0, t2 - t1, t3 - t2, cpu, _peak_rss(), sim, m
 
 
+GOAL = {"scheduler": "continuous", "workload": {"requests": 1_000_000}}
+GOAL_CPU_S = 10.0
+GOAL_RSS_MB = 500.0
+
+
+def goal(raw):
+    """CPU seconds of generate, simulate and metrics on one scenario, and the process's peak RSS
+    (bytes, None where getrusage is missing) after each stage."""
+    sc = prepare(raw)
+    tg, trace = _time(lambda: generate(sc["workload"]))
+    rg = _peak_rss()
+    ts, sim = _time(lambda: run_sim(sc, trace, work_cap=None).sim)
+    rs = _peak_rss()
+    tm, m = _time(lambda: compute(sim, sc))
+    rm = _peak_rss()
+    return (tg, ts, tm), (rg, rs, rm), sim, m
+
+
+def _mb(b):
+    return "n/a" if b is None else "%.0f MB" % (b / 1e6)
+
+
+def goal_section(quick=False):
+    raw = GOAL
+    if quick:
+        raw = dict(GOAL, workload=dict(GOAL["workload"], requests=100_000))
+    n = raw["workload"]["requests"]
+    print("0) the goal: %s requests end to end, the default scenario on the continuous scheduler "
+          "(<= %g s CPU, <= %g MB peak RSS%s)" % (
+              "{:,}".format(n), GOAL_CPU_S, GOAL_RSS_MB,
+              "; quick: a tenth of the run, so no ratio to the goal" if quick else ""))
+    (tg, ts, tm), (rg, rs, rm), sim, m = goal(raw)
+    total = tg + ts + tm
+    print("   CPU: generate %.2f s, simulate %.2f s, metrics %.2f s; total %.2f s%s" % (
+        tg, ts, tm, total, "" if quick else " = %.2fx the %g s goal" % (total / GOAL_CPU_S,
+                                                                       GOAL_CPU_S)))
+    print("   peak RSS after generate %s, simulate %s, metrics %s%s" % (
+        _mb(rg), _mb(rs), _mb(rm), "" if rm is None or quick else " = %.2fx the %g MB bound" % (
+            rm / 1e6 / GOAL_RSS_MB, GOAL_RSS_MB)))
+    print("   passes %d, runs %d, p95 TTFT %.0f ms, p95 TPOT %.1f ms, SLO attainment %.4f" % (
+        sim.passes, sim.rec.n_runs, m["ttft"]["p95"], m["tpot"]["p95"], m["slo_attainment"]))
+
+
 def _peak_rss():
     try:
         import resource
@@ -95,6 +144,7 @@ def azure(raw):
 
 
 def main(quick=False):
+    goal_section(quick)        # first: the process's peak RSS is then this run's own
     raw = dict(LONG_TAIL)
     big = dict(MILLION)
     if quick:

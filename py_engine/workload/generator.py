@@ -25,7 +25,10 @@ own draws and `prompt_mean`.
 
 Only draws that CPython produces bit-identically natively and in Pyodide (random, expovariate) and
 only IEEE-exact operations (+ - * / sqrt, min, max, round-half-even, comparisons) are used, so the
-integers cannot differ between the two.
+integers cannot differ between the two. The code does them a column at a time (maps over the
+operator functions, so a million requests take no Python-level loop per request), each the same
+operation on the same operands in the same order as the per-request formula;
+tests/engine/test_fast_paths.py pins it to per-request loops.
 
 Shared prefixes (`workload.prefix`), after the draws above and using none of their own:
 - system: request i's prompt is system prompt i mod groups (`tokens` tokens, the same for every
@@ -50,6 +53,9 @@ The last generated arrival must come by MAX_ARRIVE, the bound on explicit items 
 
 import math
 import random
+from array import array
+from itertools import accumulate, compress, islice, repeat, starmap
+from operator import add, mod, mul, sub
 
 from ..model.cost import TICKS, to_ticks
 from ..errors import ScenarioError
@@ -71,7 +77,34 @@ def factor(skew, u, w):
 
 
 def lengths(mean, skew, us, ws):
-    return [max(1, round(mean * factor(skew, u, w))) for u, w in zip(us, ws)]
+    """max(1, round(mean * factor(skew, u, w))) for each (u, w), as a list of ints.
+
+    The same IEEE operations as factor() in the same order, done a column at a time (map over
+    the operator functions, so the loop runs in C): the common part for every request, then the
+    heavy part only for the long ones (u >= 1 - P; for the others factor() adds
+    (1 - a) * 0.0 = +0.0, which leaves a common part >= 0 as it is). tests/engine pins this to
+    factor() draw by draw."""
+    n = len(us)
+    a = (1.0 - skew) * (1.0 - skew)
+    a_skew = a * skew                   # factor(): a * skew * (w - 0.5) = (a * skew) * (w - 0.5)
+    f = array("d", map(add, repeat(a, n), map(mul, repeat(a_skew, n),
+                                                   map(sub, ws, repeat(0.5, n)))))
+    t = 1.0 - P_LONG
+    tail, spread, sqrt = 1.0 - a, 2.0 - 1.0 / CAP, math.sqrt
+    for i in compress(range(n), map(t.__le__, us)):        # u >= 1 - P: the long requests
+        v = (us[i] - t) / P_LONG
+        f[i] = f[i] + tail * (min(1.0 / sqrt(1.0 - v), CAP) / spread / P_LONG)
+    # mean * f is a float: float.__round__ is round() without its per-call method lookup;
+    # float(mean) * f is mean * f (int * float converts the int to a double first)
+    got = list(map(float.__round__, map(mul, repeat(float(mean), n), f)))
+    if got and min(got) < 1:
+        got = [1 if x < 1 else x for x in got]
+    return got
+
+
+def _uniforms(rnd, n):
+    """n draws of rnd() in order, as doubles (no Python float kept per draw)."""
+    return array("d", starmap(rnd, repeat((), n)))
 
 
 class Trace(tuple):
@@ -102,20 +135,24 @@ def _shared(prefix, arrive, prompt, out):
     n = len(arrive)
     if prefix["kind"] == "system":
         g, tokens = prefix["groups"], prefix["tokens"]
-        return Trace(arrive, [p + tokens for p in prompt], out, [i % g for i in range(n)],
-                     [tokens] * n)
+        return Trace(arrive, list(map(add, prompt, repeat(tokens, n))), out,
+                     list(map(mod, range(n), repeat(g, n))), [tokens] * n)
     turns, think = prefix["turns"], to_ticks(prefix["think"])
-    rows = []
+    # request i = turn t of conversation c (i = c * turns + t): it arrives t * think after the
+    # conversation's first turn, its prompt is the conversation so far plus its own
+    t_think = [t * think for t in range(turns)]
+    when, full = [0] * n, [0] * n
     for c in range(0, n, turns):
-        context = 0
+        context, start = 0, arrive[c]
         for i in range(c, min(c + turns, n)):
-            t = i - c
-            p = context + prompt[i]
-            rows.append((arrive[c] + t * think, p, out[i], c // turns))
+            when[i] = start + t_think[i - c]
+            full[i] = p = context + prompt[i]
             context = p + out[i]
-    rows.sort(key=lambda r: r[0])
-    return Trace([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
-                 [r[3] for r in rows], [r[1] for r in rows])
+    # numbered in arrival order; sorted() is stable, so turns arriving together keep their order
+    order = sorted(range(n), key=when.__getitem__)
+    plen = list(map(full.__getitem__, order))
+    return Trace(list(map(when.__getitem__, order)), plen, list(map(out.__getitem__, order)),
+                 [i // turns for i in order], plen.copy())
 
 
 def _too_late(arrival, n):
@@ -141,23 +178,28 @@ def generate(workload):
     n, skew = workload["requests"], workload["skew"]
     rng = random.Random(workload["seed"])
     rnd = rng.random
-    u_out, w_out = [rnd() for _ in range(n)], [rnd() for _ in range(n)]
-    u_prompt, w_prompt = [rnd() for _ in range(n)], [rnd() for _ in range(n)]
+    u_out = _uniforms(rnd, n)      # the draws in the docstring's order, n at a time
+    w_out = _uniforms(rnd, n)
     out = lengths(workload["output_mean"], skew, u_out, w_out)
+    del u_out, w_out
+    u_prompt = _uniforms(rnd, n)
+    w_prompt = _uniforms(rnd, n)
     prompt = lengths(workload["prompt_mean"], skew, u_prompt, w_prompt)
+    del u_prompt, w_prompt
     arrival = workload["arrival"]
     if arrival["kind"] == "burst":
         arrive = [0] * n
     elif arrival["kind"] == "gap":
-        step = arrival["every"] * TICKS
-        arrive = [round(i * step) for i in range(n)]
+        step = arrival["every"] * TICKS        # request i at round(i * step)
+        rnd_f = float.__round__ if type(step) is float else round   # (i * step is a float)
+        arrive = list(map(rnd_f, map(mul, range(n), repeat(step, n))))
     else:                          # the exponentials come after the four uniform draws
         scale = 1000.0 / arrival["rate"] * TICKS
-        t, arrive = 0, []
-        for i in range(n):
-            gap = round(rng.expovariate(1.0) * scale)
-            t += 0 if i == 0 else gap
-            arrive.append(t)
+        # gap i = round(e_i * scale); the first request at 0 (its draw made and not used)
+        gaps = map(float.__round__, map(mul, map(rng.expovariate, repeat(1.0, n)),
+                                        repeat(scale, n)))
+        first = next(gaps, None)
+        arrive = [] if first is None else list(accumulate(gaps, initial=0))
     if arrive and arrive[-1] > MAX_ARRIVE * TICKS:
         _too_late(arrival, n)
     prefix = workload.get("prefix", {"kind": "none"})
