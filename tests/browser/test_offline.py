@@ -118,8 +118,11 @@ def test_opens_with_no_network_after_one_visit_and_updates_when_back(persistent,
     ctx, page = persistent(site.url, problems)
     page.goto(site.url)
     assert "<!-- build 2 -->" in page.content()
-    page.wait_for_function("async () => JSON.stringify(await caches.keys()).includes('cbx-site-build-2')"
-                           " && !(await caches.keys()).some((k) => k.startsWith('cbx-site-') && k !== 'cbx-site-build-2')",
+    # a synchronous predicate (an async one returns a Promise, which is truthy: it passed at once):
+    # each poll asks Cache Storage and reads the answer of the poll before
+    page.wait_for_function("() => { caches.keys().then((k) => { window.__cbxKeys = k; });"
+                           " const k = window.__cbxKeys; return !!k && k.includes('cbx-site-build-2')"
+                           " && !k.some((x) => x.startsWith('cbx-site-') && x !== 'cbx-site-build-2'); }",
                            polling=200)
     ctx.close()
     site.stop()
