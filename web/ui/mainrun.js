@@ -18,7 +18,7 @@ import { $ } from './dom.js';
 export function createMainRun({ source, root, request, onResult, onError }) {
   const runs = latest();
   let inflight = null;
-  let shown = false;                 // a result is on screen (a failed run leaves it there)
+  let lastGood = null;               // the last answer drawn (a refused run draws it again)
 
   async function compute() {
     const token = runs.start();
@@ -33,15 +33,18 @@ export function createMainRun({ source, root, request, onResult, onError }) {
         const cmp = await source.call(req.method, req.params, { signal: token.signal });
         performance.measure('cbx:engine', { start: tCall, end: performance.now() });
         if (token.stale) return;
-        shown = true;
-        onResult({ cmp, req, fromSnapshot });
+        lastGood = { cmp, req, fromSnapshot };
+        onResult(lastGood);
       } catch (err) {
         if (token.stale) return;
         const d = err.detail || { message: err.message };
-        // never "computing…" or "simulating…" (with a Cancel that does nothing) after an answer
-        markStale(source.failed ? STALE.failed : STALE.refused);
+        // a refusal is an answer: never "computing…" or "simulating…" (with a Cancel that does
+        // nothing) after it; the last good result is drawn again, or the figures say why not
+        if (source.failed) markStale(STALE.failed);
+        else if (lastGood) onResult(lastGood);
+        else markStale(STALE.refused);
         onError(d);
-        note = `Not simulated: ${d.message}${shown ? ' — the figures still show the last good result, dimmed.' : ''}`;
+        note = `Not simulated: ${d.message}${lastGood && !source.failed ? ' — still showing the last good result.' : ''}`;
       } finally {
         clearTimeout(busy);
         if (!token.stale) showNote(note, true);
