@@ -1,11 +1,17 @@
 """Fingerprint of the engine's numbers: sha256 of the JSON of a fixed list of protocol calls.
 
     .venv/bin/python tools/result_hash.py          # prints one hash per call, then the total
+    .venv/bin/python tools/result_hash.py --dump OLD.json            # also write the results
+    .venv/bin/python tools/result_hash.py --keys-of OLD.json         # hash only OLD's keys
 
-A refactor that must not change any number keeps this hash. The calls go through
-py_engine.app.protocol.handle (the contract every client uses), so the script does not depend on
-where things live inside the package. Timing fields ("seconds") are dropped before hashing.
-The schema is not hashed: it describes fields, it is not a result.
+A refactor that must not change any number keeps this hash. The calls go through the worker
+protocol's handle (the contract every client uses), so the script runs on any commit, before or
+after the package's layers (copy it into an old worktree). Timing fields ("seconds") are dropped
+before hashing. The schema is not hashed: it describes fields, it is not a result.
+
+A change that adds result keys (a new metric) changes the plain hash; `--keys-of` hashes each
+result cut down to the keys an older run's dump has, so the old commit's plain total and the new
+one's `--keys-of` total are equal exactly when every number the old engine gave is unchanged.
 """
 
 import hashlib
@@ -15,7 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from py_engine.app.protocol import handle  # noqa: E402
+try:
+    from py_engine.app.protocol import handle  # noqa: E402
+except ImportError:     # a commit before the package's layers (11037d9 and earlier)
+    from py_engine.protocol import handle  # noqa: E402
 
 ITEMS = [{"arrive": a, "prompt": p, "out": o} for a, p, o in
          [(0, 120, 30), (0, 40, 200), (5, 900, 12), (30, 16, 1), (31, 300, 64), (200, 2000, 9)]]
@@ -58,9 +67,31 @@ def _strip(x):
     return x
 
 
+def _like(x, old):
+    """x cut down to the keys (and list lengths) of old, recursively."""
+    if isinstance(x, dict) and isinstance(old, dict):
+        return {k: _like(x[k], old[k]) for k in old if k in x}
+    if isinstance(x, list) and isinstance(old, list) and len(x) == len(old):
+        return [_like(a, b) for a, b in zip(x, old)]
+    return x
+
+
+def _option(argv, name):
+    if name not in argv:
+        return None
+    i = argv.index(name)
+    value = argv[i + 1]
+    del argv[i:i + 2]
+    return value
+
+
 def main(argv=None):
-    names = set(argv or [])
+    argv = list(argv or [])
+    dump, keys_of = _option(argv, "--dump"), _option(argv, "--keys-of")
+    old = json.loads(Path(keys_of).read_text()) if keys_of else None
+    names = set(argv)
     total = hashlib.sha256()
+    results = {}
     for label, method, params in CALLS:
         if names and method not in names:
             continue
@@ -68,11 +99,16 @@ def main(argv=None):
         if not resp["ok"]:
             print("%-26s ERROR %s" % (label, resp["error"]["message"]))
             return 1
-        text = json.dumps(_strip(resp["result"]), sort_keys=True, allow_nan=False)
+        result = results[label] = json.loads(json.dumps(_strip(resp["result"]), allow_nan=False))
+        if old is not None:
+            result = _like(result, old[label])
+        text = json.dumps(result, sort_keys=True, allow_nan=False)
         digest = hashlib.sha256(text.encode()).hexdigest()
         total.update(digest.encode())
         print("%-26s %s" % (label, digest[:16]))
     print("total %s" % total.hexdigest())
+    if dump:
+        Path(dump).write_text(json.dumps(results, sort_keys=True))
     return 0
 
 
