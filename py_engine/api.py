@@ -17,9 +17,8 @@ import math
 import time
 from typing import NamedTuple
 
-from .analysis import metrics as _metrics
 from .analysis import slo as _slo
-from .analysis.results import RESULT_CAPS, result
+from .analysis.results import RESULT_CAPS, result, run_metrics
 from .errors import ScenarioError
 from .model.cost import Cost
 from .policies import SPEEDUP, base_schedulers, get as _get_policy, scheduler_names
@@ -210,7 +209,7 @@ def sweep_point_steps(plan: SweepPlan, value, slice_s=None, work_cap=WORK_CAP):
         d = d[p]
     d[parts[-1]] = value
     norm = prepare(sc)
-    res = yield from _compare(norm, plan.schedulers, slice_s, _metrics_only, work_cap)
+    res = yield from _compare(norm, plan.schedulers, slice_s, run_metrics, work_cap)
     pt = {"value": value}
     if not isinstance(value, (int, float)):        # null or a word: rank by what it resolves to
         effective = norm
@@ -298,12 +297,6 @@ def sizing(scenario: dict | None = None, param: str = "slots", points=(),
                                     "the metrics of a sweep point (%s)" % ", ".join(SWEEP_METRICS))
         own.append({k: v for k, v in pt.items() if k != "rank"})
     return sweep_result(plan, own)
-
-
-def _metrics_only(run: Run) -> dict:
-    m = _metrics.compute(run.sim, run.scenario)
-    m.update(run.policy.extra_metrics())
-    return m
 
 
 __all__ = ["simulate", "compare", "sweep", "simulate_steps", "compare_steps", "sweep_steps",

@@ -237,18 +237,15 @@ def compute(sim, scenario):
         if ok < n:                    # a limit every request meets needs no AND
             masks.append(mask)
 
-    ttft = list(map(sub, first, arrive))
-    if lim["ttft_ms"] is not None:
-        limit("ttft_ms", bytearray(map(ge, repeat(lim["ttft_ms"]), ttft)))
-    ttft.sort()
-    tt = _sorted_pcts(ttft, ints=True)
-    del ttft
-    e2e = list(map(sub, done, arrive))
-    if lim["e2el_ms"] is not None:
-        limit("e2el_ms", bytearray(map(ge, repeat(lim["e2el_ms"]), e2e)))
-    e2e.sort()
-    te = _sorted_pcts(e2e, ints=True)
-    del e2e
+    def latency(column, key):
+        """A latency column (ticks, freed on return): its limit's mask, then its percentiles."""
+        if lim[key] is not None:
+            limit(key, bytearray(map(ge, repeat(lim[key]), column)))
+        column.sort()
+        return _sorted_pcts(column, ints=True)
+
+    tt = latency(list(map(sub, first, arrive)), "ttft_ms")
+    te = latency(list(map(sub, done, arrive)), "e2el_ms")
     span_tok = list(map(sub, last, first))               # last - first
     gaps = list(map(sub, out, repeat(1)))                # out - 1
     if lim["tpot_ms"] is not None:
@@ -285,10 +282,10 @@ def compute(sim, scenario):
                        "idle": t_idle, "total": total},
         "output_tokens": output_tokens,
         "throughput_tok_s": output_tokens / seconds,
-        # as vllm bench serve prints them: (prompt + output) tokens / s, requests / s, the most
-        # requests in flight (arrived, not done) at once, and the most holding a slot at once
+        # as vllm bench serve prints them (its request throughput is served_rps): (prompt +
+        # output) tokens / s, the most requests in flight (arrived, not done) at once, and the
+        # most holding a slot at once
         "total_token_throughput_tok_s": (prompt_tokens + output_tokens) / seconds,
-        "request_throughput_rps": n / seconds,
         "peak_concurrency": peak_in_flight(arrive, done),
         "peak_running": sim.peak_in_slot,
         "ttft": tt,

@@ -72,12 +72,18 @@ def passes_log_columns(rec):
             for k in records.names(records.PASSES_LOG)}
 
 
+def run_metrics(run):
+    """A finished run's metrics: the core's (metrics.compute) and its policy's own counters."""
+    m = metrics.compute(run.sim, run.scenario)
+    m.update(run.policy.extra_metrics())
+    return m
+
+
 def result_meta(run, n):
     """Everything of a result but its three tables: scheduler, scenario, credit, metrics,
     truncated, unit, kv_blocks."""
     sim, scenario, rec = run.sim, run.scenario, run.sim.rec
-    m = metrics.compute(sim, scenario)
-    m.update(run.policy.extra_metrics())
+    m = run_metrics(run)
     return {
         "scheduler": scenario["scheduler"],
         "scenario": dict(scenario.doc),

@@ -10,4 +10,5 @@ def main(quick=False):
     print("(no work cap: every run goes to its end)")
     engine.main(quick=quick)
     vllm.main(quick=quick)
+    vllm.nothing_binds(quick=quick)
     work.main(quick=quick)

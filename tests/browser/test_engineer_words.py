@@ -64,14 +64,14 @@ def test_bench_serve_cards_show_the_native_numbers_and_fit_the_embed(strict_page
     scenario = scenario_from_query(urlsplit(page.url).query)
     want = flat_metrics(native.compare(scenario, ["static", "continuous", "vllm"]))
     for s in ("static", "continuous", "vllm"):
-        for key in ("request_throughput_rps", "total_token_throughput_tok_s", "peak_concurrency",
+        for key in ("served_rps", "total_token_throughput_tok_s", "peak_concurrency",
                     "peak_running"):
             assert f"{s}.{key}" in shown, f"{s}.{key} is not on a card"
     assert metrics_match(shown, want) >= 60
     assert page.evaluate("() => document.documentElement.scrollHeight") <= 520
     # the cards that show them are shown whole: nothing scrolls sideways, nothing below the frame
     cards = [k.split(".", 1)[1] for k in shown if k.split(".", 1)[1] in (
-        "request_throughput_rps", "total_token_throughput_tok_s", "peak_concurrency", "peak_running")]
+        "served_rps", "total_token_throughput_tok_s", "peak_concurrency", "peak_running")]
     boxes = page.eval_on_selector_all(
         ".card", """(cs, keys) => cs.filter(c => keys.some(k => c.querySelector(`[data-metric$=".${k}"]`)))
           .map(c => [c.querySelector('h4').textContent, c.scrollWidth - c.clientWidth,

@@ -80,7 +80,7 @@ export function renderCards(container, cmp, scheds, sloFields) {
   // so a run can be held against a real benchmark's numbers.
   cards.push(card('Throughput (vllm bench serve)', 'Output tokens, all tokens (prompt + output) and requests per second of simulated time; the time until the last request is done; most requests in flight at once (arrived, not done) and most in a slot.',
     table(cmp, scheds, [{ label: 'output tok/s', path: 'throughput_tok_s', cls: 'big', format: fmt }, { label: 'total tok/s', path: 'total_token_throughput_tok_s' },
-      { label: 'req/s', path: 'request_throughput_rps' }], fmt),
+      { label: 'req/s', path: 'served_rps' }], fmt),
     table(cmp, scheds, [{ label: 'makespan', path: 'makespan', format: time }, { label: 'peak conc.', path: 'peak_concurrency' },
       { label: 'peak run.', path: 'peak_running' }], fmt)));
 
