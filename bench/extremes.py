@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from py_engine.scenario import fields
+from py_engine.scenario import fields  # noqa: E402
 from tools.browser import launch  # noqa: E402
 from tools.measure import serve_dist  # noqa: E402
 from tools.site import build  # noqa: E402

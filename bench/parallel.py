@@ -49,7 +49,8 @@ def main(argv):
     w2, c2 = time.perf_counter(), time.process_time()
     worker_cpu = {}
     for pid, cpu, _ in out:
-        worker_cpu[pid] = max(cpu, worker_cpu.get(pid, 0.0))
+        if pid != os.getpid():      # --workers 1 runs here: its CPU is in c2 - c1 already
+            worker_cpu[pid] = max(cpu, worker_cpu.get(pid, 0.0))
     same = json.dumps(doc, indent=1) == json.dumps(serial, indent=1)
     ws, cs = w1 - w0, c1 - c0
     wp, cp = w2 - w1, (c2 - c1) + sum(worker_cpu.values())

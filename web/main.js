@@ -38,7 +38,7 @@ async function boot() {
     onMiss: (n) => { root.dataset.snapshotMisses = String(n); },
   });
   app.source = source;
-  mainRun = createMainRun({ source, root, onResult, onError: onRunError,
+  mainRun = createMainRun({ source, root, onResult, onKeep: drawResult, onError: onRunError,
     request: () => pageRequests(ctx, { values: app.values, view: view.get(), items: traceFile.items() }).main });
   const snap = source.loadSnapshot();
   source.start(onStatus); await snap;
@@ -181,13 +181,21 @@ function onResult(r) {
   renderMain();
 }
 
-/** The engine refused the values: its message beside the trace file or the control it names,
- *  else above the form. */
+/** The engine refused the values (or failed): its message beside the trace file or the control it
+ *  names, else above the form. */
 function onRunError(d) {
   if (!traceFile.showError(d) && !(d.type === 'ScenarioError' && controls.showEngineError(d))) $('form-message').textContent = d.message;
 }
 
 function renderMain() {
+  drawResult();
+  root.dataset.drawn = String(++app.drawn);
+  root.dataset.firstPaint ??= app.fromSnapshot ? 'snapshot' : 'engine';   // test hook
+  if (app.tInput != null) { performance.measure('cbx:redraw', { start: app.tInput, end: performance.now() }); app.tInput = null; }
+}
+
+/** Draw the result kept in app (the latest answer, or the last good one after a refusal). */
+function drawResult() {
   const cmp = app.cmp;
   renderHeadline(cmp, ctx.base);
   clearStale();
@@ -202,12 +210,6 @@ function renderMain() {
   showCredit(cmp);
   story.markFocus();
   $('phone-summary').textContent = describe(ctx.fields, app.values);
-  root.dataset.drawn = String(++app.drawn);
-  root.dataset.firstPaint ??= app.fromSnapshot ? 'snapshot' : 'engine';   // test hook
-  if (app.tInput != null) {
-    performance.measure('cbx:redraw', { start: app.tInput, end: performance.now() });
-    app.tInput = null;
-  }
 }
 
 // ------------------------------------------------------------------ drawing and chrome
@@ -218,13 +220,8 @@ function redrawSoon() {
   requestAnimationFrame(() => { framePending = false; lanes.frame(); player.readout(); lanes.focusTip(); });
 }
 
-function redrawAll() {
-  invalidateTheme();
-  view.set({});
-  lanes.refit();
-  lanes.frame();
-  player.readout();
-  side.redraw();
+function redrawAll() {   // a theme, size or mode change: every figure again
+  invalidateTheme(); view.set({}); lanes.refit(); lanes.frame(); player.readout(); side.redraw();
 }
 
 function wireUI() {

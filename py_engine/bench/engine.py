@@ -119,8 +119,8 @@ def goal_section(quick=False):
 
 def _peak_rss():
     try:
-        import resource
-    except ImportError:  # not on this platform (e.g. Pyodide)
+        import resource     # optional: not on every platform (e.g. Pyodide)
+    except ImportError:
         return None
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
 

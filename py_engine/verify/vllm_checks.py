@@ -8,6 +8,8 @@ time is in the passes. Exactness against the real vLLM 0.33.0 scheduler is `vllm
 decisions).
 """
 
+import random
+
 from ..api import compare, simulate
 from ..model.cost import TICKS
 
@@ -100,5 +102,4 @@ def checks(rng, quick=True):
 
 
 def _sub(x):
-    import random
     return random.Random(x)

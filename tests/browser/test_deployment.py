@@ -5,13 +5,7 @@ Also: the reader's own trace file, and a calibration fitted in the page (numpy l
 import json
 from urllib.parse import parse_qs, urlsplit
 
-from support.page import flat_metrics, metrics_match, read_metrics, scenario_from_query, wait_state
-
-
-def settled(page):
-    """Wait until the main view is drawn for the latest values and the side figures are done."""
-    page.wait_for_function("() => { const d = document.documentElement.dataset;"
-                           " return !('busy' in d) && !('sweeping' in d); }", timeout=240_000)
+from support.page import flat_metrics, metrics_match, read_metrics, scenario_from_query, settle, wait_state
 
 
 def query(page):
@@ -29,7 +23,7 @@ def deploy(page):
     page.select_option("#kv-gpu", "h100-80gb")
     page.wait_for_selector("#btn-deploy-use")
     page.click("#btn-deploy-use")
-    settled(page)
+    settle(page)
 
 
 def test_deployment_trace_sizing_and_apply(strict_page, site_url, native):
@@ -45,7 +39,7 @@ def test_deployment_trace_sizing_and_apply(strict_page, site_url, native):
     page.press("#ctl-count", "Enter")
     page.fill("#ctl-rate_scale", "3")
     page.press("#ctl-rate_scale", "Enter")
-    settled(page)
+    settle(page)
     scenario, _ = scenario_of(page)
     assert scenario["workload"]["trace"] == {"name": "azure-conv-2023", "count": 150,
                                              "rate_scale": 3.0}
@@ -72,7 +66,7 @@ def test_deployment_trace_sizing_and_apply(strict_page, site_url, native):
     # apply it: the setting changes, the URL says so, the numbers follow
     assert rec["value"] is not None and rec["value"] != 8
     page.click("#slots-apply")
-    settled(page)
+    settle(page)
     assert query(page)["slots"] == str(rec["value"])
     scenario, _ = scenario_of(page)
     shown = read_metrics(page)
@@ -112,7 +106,7 @@ def test_own_trace_file_and_calibration(strict_page, site_url, native, tmp_path)
     assert float(page.get_attribute('[data-stat="fit.per_context_token_ms"]', "data-value")) == \
         fit["cost"]["per_context_token_ms"]
     page.click("#calibrate-use")
-    settled(page)
+    settle(page)
     q = query(page)
     assert q["cost"] == "custom" and float(q["per_context_token_ms"]) == fit["cost"][
         "per_context_token_ms"]
@@ -140,7 +134,7 @@ def test_calibration_after_a_deployment_keeps_its_kv_pool(strict_page, site_url,
     page.click("#calibrate-fit")
     page.wait_for_selector("#calibrate-use", timeout=120_000)
     page.click("#calibrate-use")
-    settled(page)
+    settle(page)
     assert page.locator(".error, [role=alert]").filter(has_text="needs a roofline").count() == 0
     q = query(page)
     assert q["cost"] == "custom" and q["kv_tokens"] == str(pool)

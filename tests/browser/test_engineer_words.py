@@ -5,15 +5,10 @@ embed), and "Copy as vllm serve flags" (the engine's command, copied)."""
 
 from urllib.parse import urlsplit
 
-from support.page import flat_metrics, metrics_match, read_metrics, scenario_from_query
+from support.page import flat_metrics, metrics_match, read_metrics, scenario_from_query, settle
 
-SETTLED = ("() => { const d = document.documentElement.dataset;"
-           " return d.state === 'ready' && 'drawn' in d && !('busy' in d) && !('sweeping' in d); }")
 ROOFLINE = "vllm=1&cost=roofline&model=mixtral-8x7b&gpu=rtx-4090-24gb&tp=2&kv_tokens=4000&requests=24"
 
-
-def settle(page):
-    page.wait_for_function(SETTLED, timeout=240_000)
 
 
 def label_of(page, control_id):

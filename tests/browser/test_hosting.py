@@ -15,13 +15,16 @@ import zipfile
 
 import pytest
 
-from support.page import LOAD_TIMEOUT_MS, flat_metrics, metrics_match, read_metrics, status_text, wait_state
+from support.page import LOAD_TIMEOUT_MS, flat_metrics, metrics_match, read_metrics, settle, status_text, wait_state
 from tools.server import SiteHandler, SiteServer
 
-SETTLED = ("() => { const d = document.documentElement.dataset;"
-           " return d.state === 'ready' && 'drawn' in d && !('busy' in d) && !('sweeping' in d); }")
 # the pill over a figure whose numbers are not (yet) shown, as the reader sees it
 BUSY_LABELS = "els => els.filter(e => getComputedStyle(e).display !== 'none').map(e => e.textContent)"
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):      # the blog's server says nothing on the test's output
+        pass
 
 
 def _blog(directory, body):
@@ -30,8 +33,7 @@ def _blog(directory, body):
     (directory / "post.html").write_text(
         '<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><title>A blog post</title>'
         f"<p>The post.</p>{body}")
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(directory))
-    handler.log_message = lambda *a: None
+    handler = functools.partial(_Quiet, directory=str(directory))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://localhost:{server.server_address[1]}"
@@ -71,7 +73,7 @@ def test_an_embed_on_another_site_goes_live_with_the_native_numbers(strict_page,
         frame.wait_for_selector('html[data-state="ready"], html[data-state="failed"]', state="attached")
         assert frame.get_attribute("html", "data-state") == "ready", status_text(frame)
         assert frame.get_attribute("html", "data-engine") == "dedicated"   # the shared one was refused
-        frame.wait_for_function(SETTLED, timeout=240_000)
+        settle(frame)
         want = flat_metrics(native.compare({"workload": {"requests": 32}}))
         assert metrics_match(read_metrics(frame), want) >= 40
         assert frame.eval_on_selector_all(".busy-label", BUSY_LABELS) == []
@@ -183,7 +185,7 @@ def profile(browser_type, browser_type_launch_args, tmp_path):
 
 def _live_with_native_numbers(page, native):
     wait_state(page, "ready")
-    page.wait_for_function(SETTLED, timeout=240_000)
+    settle(page)
     assert page.get_attribute("html", "data-engine-boot") == "snapshot"
     assert metrics_match(read_metrics(page), flat_metrics(native.compare({}))) >= 46
 
@@ -212,7 +214,7 @@ def test_an_update_the_network_interrupted_claims_nothing_and_the_old_copy_still
     page.goto(site.url)
     assert "<!-- build-2 -->" in page.content()
     wait_state(page, "ready")
-    page.wait_for_function(SETTLED, timeout=240_000)
+    settle(page)
     assert page.evaluate("() => window.__cbxEngine.cached") > 0, "the new runtime was not stored"
     assert site.arrived.wait(LOAD_TIMEOUT_MS / 1000), "the service worker never asked for the held file"
     site.cut()
@@ -283,7 +285,7 @@ def test_the_shared_engine_lets_a_light_request_pass_and_drops_a_closed_pages_wo
     for page in (heavy_page, light_page):
         page.set_default_timeout(LOAD_TIMEOUT_MS)
         page.goto(f"{site_url}?embed=metrics")
-        page.wait_for_function(SETTLED, timeout=240_000)
+        settle(page)
         # and the self-check it starts once idle has finished: the page asks for nothing more
         page.wait_for_selector("#check-summary[data-total]", state="attached", timeout=240_000)
         assert page.get_attribute("html", "data-engine") == "shared"

@@ -1,11 +1,7 @@
 """The lecturer's clicker and keys after a dropdown was used with the mouse: PageDown, Space and
 the arrows did nothing until a click on the page (a focused <select> counted as typing)."""
 
-from support.page import wait_state
-
-
-def settle(page):
-    page.wait_for_function("() => !('busy' in document.documentElement.dataset)")
+from support.page import settle, wait_state
 
 
 def pick_with_mouse(page, selector, value):

@@ -11,11 +11,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from support.page import flat_metrics, metrics_match, read_metrics, wait_state
+from support.page import flat_metrics, metrics_match, read_metrics, settle, wait_state
 from tools.server import make_server
 
-SETTLED = ("() => { const d = document.documentElement.dataset;"
-           " return d.state === 'ready' && 'drawn' in d && !('busy' in d); }")
 
 
 class Site:
@@ -91,7 +89,7 @@ def test_opens_with_no_network_after_one_visit_and_updates_when_back(persistent,
     for name in ("equal", "chat"):          # chat was never opened online
         page.goto(f"{site.url}?preset={name}")
         wait_state(page, "ready")
-        page.wait_for_function(SETTLED)
+        settle(page, sweeps=False)
         assert page.get_attribute("html", "data-engine-boot") == "snapshot"
         expected = native.compare(presets[name]["scenario"], presets[name].get("schedulers"))
         assert metrics_match(read_metrics(page), flat_metrics(expected)) >= 46, name

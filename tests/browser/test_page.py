@@ -238,8 +238,10 @@ def test_bad_input_gets_a_message_and_the_page_keeps_working(strict_page, site_u
     assert read_metrics(page)["static.passes"] == before["static.passes"]
     # Enter again on the refused value (as when the typing pause had already sent it): no new run
     # answers, and the engine's message stays (on a loaded machine the pause often wins the race).
-    refused = page.text_content('[data-error-for="kv_tokens"]')
+    refused, n = page.text_content('[data-error-for="kv_tokens"]'), drawn(page)
     page.press("#ctl-kv_tokens", "Enter")
+    page.wait_for_selector("html:not([data-busy])", state="attached")
+    assert drawn(page) == n      # the refusal is no answer: the last result is kept, not redrawn as one
     assert page.text_content('[data-error-for="kv_tokens"]') == refused
 
     # Good values afterwards work as usual, and the messages go away.

@@ -2,10 +2,8 @@
 work cap gets the cap's message beside its control, a long run is cancelled from the keyboard and
 the engine is free at once, a cancelled sweep leaves no stale progress behind."""
 
-from support.page import flat_metrics, metrics_match, read_metrics, scenario_from_query, wait_state
+from support.page import flat_metrics, metrics_match, read_metrics, scenario_from_query, settle, wait_state
 
-SETTLED = ("() => { const d = document.documentElement.dataset;"
-           " return d.state === 'ready' && 'drawn' in d && !('busy' in d); }")
 
 
 def drawn(page):
@@ -19,7 +17,7 @@ def test_a_run_with_a_huge_pass_log_draws_every_card(strict_page, site_url, nati
     page = strict_page
     page.goto(f"{site_url}?{q}")
     wait_state(page, "ready")
-    page.wait_for_function(SETTLED, timeout=240_000)
+    settle(page, sweeps=False)
     expected = native.compare(scenario_from_query(q), ["static", "continuous", "vllm"])
     assert expected["vllm"]["metrics"]["passes"] > 125_000
     assert metrics_match(read_metrics(page), flat_metrics(expected)) >= 68
@@ -57,7 +55,7 @@ def test_a_long_run_is_cancelled_and_the_engine_is_free(strict_page, site_url, n
     page.goto(f"{site_url}?requests=60&output_mean=1000&prompt_mean=1000&skew=0.95&slots=4096"
               "&vllm=1")
     wait_state(page, "ready")
-    page.wait_for_function(SETTLED, timeout=240_000)
+    settle(page, sweeps=False)
     # a run of many seconds (vllm walks 4,096 running requests per event): the busy state offers
     # Cancel, Escape takes it
     page.fill("#ctl-requests", "20000")

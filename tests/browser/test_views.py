@@ -11,14 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from support.page import flat_metrics, metrics_match, read_metrics, wait_state
-
-SETTLED = ("() => { const d = document.documentElement.dataset;"
-           " return d.state === 'ready' && 'drawn' in d && !('busy' in d) && !('sweeping' in d); }")
+from support.page import flat_metrics, metrics_match, read_metrics, settle, wait_state
 
 
-def settle(page):
-    page.wait_for_function(SETTLED, timeout=240_000)
 
 
 def inside(page, selector):
@@ -99,7 +94,7 @@ def test_embeds_fit_an_820_by_520_frame_and_post_their_height(strict_page, site_
     embedded = page.frame_locator("iframe")
     embedded.locator("html[data-state=ready]").wait_for(state="attached")
     frame = next(f for f in page.frames if "embed=skew" in f.url)
-    frame.wait_for_function(SETTLED, timeout=240_000)
+    settle(frame)
     # the host's iframe ends up exactly as tall as the embedded document
     want = frame.evaluate("() => Math.ceil(document.body.getBoundingClientRect().bottom)")
     page.wait_for_function("h => document.querySelector('iframe').style.height === `${h}px`", arg=want)

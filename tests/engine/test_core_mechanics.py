@@ -7,9 +7,12 @@ This pins the mechanics the vllm policy builds on, independently of any real pol
 import random
 from collections import Counter
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
-from py_engine.errors import PolicyError
+from py_engine.analysis.results import result
+from py_engine.api import run_sim
+from py_engine.errors import PolicyError, ScenarioError
 from py_engine.sim.core import Sim
 from py_engine.sim.view import as_view
 from py_engine.model.cost import Cost
@@ -218,16 +221,6 @@ def test_pausing_everyone_is_refused_naming_the_rule():
         raise AssertionError("no error")
 
 
-def _plain_and_inlined(monkeypatch, raw):
-    from py_engine.analysis.results import result
-    from py_engine.api import run_sim
-    inlined = result(run_sim(raw, work_cap=None))
-    monkeypatch.setattr(Sim, "inline_transitions", False)
-    plain = result(run_sim(raw, work_cap=None))
-    monkeypatch.setattr(Sim, "inline_transitions", True)
-    return inlined, plain
-
-
 @settings(max_examples=60, deadline=None)
 @given(scheduler=st.sampled_from(["static", "continuous", "vllm"]), seed=st.integers(0, 10**6),
        requests=st.integers(1, 60), slots=st.integers(1, 12), chunk=st.integers(1, 600),
@@ -237,27 +230,26 @@ def test_the_inlined_phase_ends_equal_the_plain_path(scheduler, seed, requests, 
                                                      kv, arrival):
     """Sim._end_phases inlines the two commonest phase ends for speed; with inline_transitions
     off every phase end goes through Phases._transition. Every number must be the same."""
-    import pytest
     raw = {"scheduler": scheduler, "workload": {"requests": requests, "seed": seed, "skew": skew,
                                                 "arrival": arrival},
            "server": {"slots": slots, "chunk": chunk,
                       "kv_tokens": kv if scheduler == "vllm" else None}}
-    mp = pytest.MonkeyPatch()
-    try:
-        inlined, plain = _plain_and_inlined(mp, raw)
-    except Exception as e:      # a kv pool too small for the trace is refused the same way
-        from py_engine.errors import ScenarioError
-        assert isinstance(e, ScenarioError)
-        return
-    finally:
-        mp.undo()
-    assert inlined == plain
+    answers = []
+    for inline in (True, False):     # a kv pool too small for the trace: refused the same way
+        mp = pytest.MonkeyPatch()
+        mp.setattr(Sim, "inline_transitions", inline)
+        try:
+            answers.append(result(run_sim(raw, work_cap=None)))
+        except ScenarioError as e:
+            answers.append((e.field, e.message))
+        finally:
+            mp.undo()
+    assert answers[0] == answers[1]
 
 
 def test_the_plain_path_is_really_taken(monkeypatch):
     """The switch is live: with it off the inlined code is never reached (every phase end goes
     through _transition), with it on most phase ends skip _transition."""
-    from py_engine.api import run_sim
     from py_engine.sim.phases import Phases
     calls = {"n": 0}
     real = Phases._transition

@@ -23,6 +23,7 @@ import pytest
 from py_engine import api
 from py_engine.app import parallel
 from py_engine.errors import PolicyError, ScenarioError
+from support.cli import one_line, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,10 +49,6 @@ def _error(call):
     return type(e.value), e.value.__dict__
 
 
-def _cli(*args, env=None):
-    env = dict(os.environ if env is None else env, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "py_engine", *args], capture_output=True,
-                          text=True, cwd=ROOT, env=env, timeout=600)
 
 
 def test_two_processes_give_the_serial_answer_byte_for_byte():
@@ -86,22 +83,15 @@ def test_scenario_errors_survive_pickling():
 
 
 def test_cli_workers_give_the_serial_answer():
-    one = _cli(*CLI_SWEEP, "--workers", "1")
+    one = run_cli(*CLI_SWEEP, "--workers", "1")
     assert one.returncode == 0, one.stderr
-    two = _cli(*CLI_SWEEP, "--workers", "2")
+    two = run_cli(*CLI_SWEEP, "--workers", "2")
     assert two.returncode == 0, two.stderr
     assert two.stdout == one.stdout
-    default = _cli(*CLI_SWEEP)                  # one process per core
+    default = run_cli(*CLI_SWEEP)                  # one process per core
     assert default.stdout == one.stdout, default.stderr
 
 
-def _one_line(p, *words):
-    assert p.returncode == 2, (p.returncode, p.stderr)
-    lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1, p.stderr
-    for w in words:
-        assert w in lines[0], lines[0]
-    assert p.stdout == ""
 
 
 def _closed_port():
@@ -121,13 +111,13 @@ def _closed_port():
     (["--ray", "nowhere"], ["--ray", "host:port"]),
 ])
 def test_cli_bad_parallel_settings_one_line_exit_2(args, words):
-    _one_line(_cli("sweep", "--requests", "10", *args), *words)
+    one_line(run_cli("sweep", "--requests", "10", *args), *words)
 
 
 def test_cli_ray_at_an_unreachable_address_one_line_exit_2():
     address = "127.0.0.1:%d" % _closed_port()
-    p = _cli("sweep", "--requests", "10", "--ray", address)
-    _one_line(p, "--ray", address)
+    p = run_cli("sweep", "--requests", "10", "--ray", address)
+    one_line(p, "--ray", address)
 
 
 def test_cli_ray_not_installed_one_line_exit_2():
@@ -136,7 +126,7 @@ def test_cli_ray_not_installed_one_line_exit_2():
     p = subprocess.run([sys.executable, "-c", code, "sweep", "--ray", "auto"],
                        capture_output=True, text=True, cwd=ROOT, timeout=600,
                        env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    _one_line(p, "--ray needs Ray", "py_engine[ray]")
+    one_line(p, "--ray needs Ray", "py_engine[ray]")
 
 
 # ------------------------------------------------------------------ a Ray cluster
@@ -191,11 +181,11 @@ def test_a_ray_cluster_gives_the_serial_answer_and_error():
                                       "python3 build.py test installs it)")
     head = _Head()
     try:
-        serial = _cli(*CLI_SWEEP, "--workers", "1")        # while the cluster starts
+        serial = run_cli(*CLI_SWEEP, "--workers", "1")        # while the cluster starts
         assert serial.returncode == 0, serial.stderr
         bad = ["sweep", "--scheduler", "vllm", "--param", "kv_tokens", "--values",
                "16384,1024,512", "--requests", "48", "--arrival", "poisson", "--rate", "12"]
-        serial_bad = _cli(*bad, "--workers", "1")
+        serial_bad = run_cli(*bad, "--workers", "1")
         assert serial_bad.returncode == 2 and "1024" in serial_bad.stderr, serial_bad.stderr
         head.wait()
         address = "127.0.0.1:%d" % head.port
@@ -206,17 +196,17 @@ def test_a_ray_cluster_gives_the_serial_answer_and_error():
                                     "10", "--ray", address], stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True, cwd=ROOT, env=no_token)
         try:
-            on_ray = _cli(*CLI_SWEEP, "--ray", address, env=head.env)
+            on_ray = run_cli(*CLI_SWEEP, "--ray", address, env=head.env)
             assert on_ray.returncode == 0, on_ray.stderr
             assert on_ray.stdout == serial.stdout
-            bad_on_ray = _cli(*bad, "--ray", address, env=head.env)
+            bad_on_ray = run_cli(*bad, "--ray", address, env=head.env)
             assert (bad_on_ray.returncode, bad_on_ray.stderr) == (2, serial_bad.stderr)
             out, err = refused.communicate(timeout=600)
         finally:
             if refused.poll() is None:
                 refused.kill()
                 refused.wait()
-        _one_line(subprocess.CompletedProcess(refused.args, refused.returncode, out, err),
+        one_line(subprocess.CompletedProcess(refused.args, refused.returncode, out, err),
                   "--ray", "cannot connect", "RAY_AUTH_MODE=token")
     finally:
         head.stop()

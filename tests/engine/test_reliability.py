@@ -3,9 +3,6 @@
 and any accepted scenario."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
@@ -14,24 +11,11 @@ from py_engine import ScenarioError, compare, normalize, simulate, sweep
 from py_engine.scenario import fields as F
 from py_engine.app.protocol import handle, handle_json
 from py_engine.sim.work import WORK_CAP
+from support.cli import one_line, run_cli
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HUGE = 10 ** 400
 
 
-def _cli(*args):
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    return subprocess.run([sys.executable, "-m", "py_engine", *args], capture_output=True,
-                          text=True, cwd=ROOT, env=env, timeout=120)
-
-
-def _one_line(p, *words):
-    assert p.returncode == 2, (p.returncode, p.stderr[-400:])
-    lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), p.stderr[-400:]
-    for w in words:
-        assert w in lines[0], lines[0]
-    return lines[0]
 
 
 # ------------------------------------------------------------ 2, 3: SLO = the reported numbers
@@ -69,8 +53,8 @@ def test_generated_arrivals_are_bounded_like_items(arrival, field):
         with pytest.raises(ScenarioError) as e:
             call({"workload": {"requests": 20000, "arrival": arrival}})
         assert e.value.field == field
-    p = _cli("compare", "--requests", "20000", "--arrival", "poisson", "--rate", "0.000001")
-    _one_line(p, "workload.arrival.rate", "higher rate")
+    p = run_cli("compare", "--requests", "20000", "--arrival", "poisson", "--rate", "0.000001")
+    one_line(p, "workload.arrival.rate", "higher rate")
 
 
 def test_sparse_arrivals_within_the_bound_run_in_order():
@@ -118,11 +102,11 @@ def test_a_run_within_the_estimate_goes_on_to_the_cap_and_equals_the_uncapped_ru
 
 
 def test_cli_max_work():
-    p = _cli("run", "--scheduler", "vllm", "--requests", "3000", "--slots", "256",
+    p = run_cli("run", "--scheduler", "vllm", "--requests", "3000", "--slots", "256",
              "--kv-tokens", "20000", "--max-work", "100000")
-    _one_line(p, "work cap of 100,000", "--max-work 0")
-    _one_line(_cli("run", "--max-work", "-3"), "--max-work")
-    assert _cli("run", "--requests", "30", "--max-work", "0").returncode == 0
+    one_line(p, "work cap of 100,000", "--max-work 0")
+    one_line(run_cli("run", "--max-work", "-3"), "--max-work")
+    assert run_cli("run", "--requests", "30", "--max-work", "0").returncode == 0
 
 
 def test_the_protocol_caps_work_by_default():
@@ -190,24 +174,24 @@ def files(tmp_path):
 
 
 def test_cli_scenario_files_that_are_not_objects(files):
-    _one_line(_cli("run", "--scenario", files("list.json", "[1, 2]")), "must hold a JSON object")
-    _one_line(_cli("run", "--scenario", files("null.json", "null")), "not null")
-    _one_line(_cli("run", "--scenario", files("deep.json", "[" * 100000 + "]" * 100000)),
+    one_line(run_cli("run", "--scenario", files("list.json", "[1, 2]")), "must hold a JSON object")
+    one_line(run_cli("run", "--scenario", files("null.json", "null")), "not null")
+    one_line(run_cli("run", "--scenario", files("deep.json", "[" * 100000 + "]" * 100000)),
               "scenario")
-    _one_line(_cli("run", "--scenario", files("bin.json", bytes(range(128, 256)))), "not UTF-8")
+    one_line(run_cli("run", "--scenario", files("bin.json", bytes(range(128, 256)))), "not UTF-8")
 
 
 def test_cli_trace_files(files):
-    _one_line(_cli("run", "--trace", files("bin.csv", bytes(range(128, 256)) * 4)), "not UTF-8")
-    _one_line(_cli("run", "--trace", files("short.csv", "arrive,prompt,out\n0,10\n")),
+    one_line(run_cli("run", "--trace", files("bin.csv", bytes(range(128, 256)) * 4)), "not UTF-8")
+    one_line(run_cli("run", "--trace", files("short.csv", "arrive,prompt,out\n0,10\n")),
               "line 2", "2 fields, the header names 3")
-    _one_line(_cli("run", "--trace", files("long.csv", "arrive,prompt,out\n0,10,5,9\n")),
+    one_line(run_cli("run", "--trace", files("long.csv", "arrive,prompt,out\n0,10,5,9\n")),
               "line 2", "4 fields")
-    _one_line(_cli("run", "--trace", files("col.csv", "arrive,prompt,out,foo\n0,10,5,7\n")),
+    one_line(run_cli("run", "--trace", files("col.csv", "arrive,prompt,out,foo\n0,10,5,7\n")),
               "foo", "unknown key")
-    _one_line(_cli("run", "--trace", files("deep.jsonl", "[" * 100000 + "\n")), "line 1")
+    one_line(run_cli("run", "--trace", files("deep.jsonl", "[" * 100000 + "\n")), "line 1")
     bom = files("bom.csv", b"\xef\xbb\xbfarrive,prompt,out\n0,10,5\n3,4,2\n")
-    p = _cli("run", "--trace", bom, "--json")
+    p = run_cli("run", "--trace", bom, "--json")
     assert p.returncode == 0, p.stderr
     assert [q["out"] for q in json.loads(p.stdout)["requests"]] == [5, 2]
 
@@ -223,7 +207,7 @@ def test_cli_trace_files(files):
      "server.kv_tokens"),
 ])
 def test_cli_huge_or_odd_numbers_one_line(args, field):
-    _one_line(_cli(*args), field)
+    one_line(run_cli(*args), field)
 
 
 # ------------------------------------------------------------ property tests

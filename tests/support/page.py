@@ -21,6 +21,18 @@ def wait_state(page, state: str, timeout: float = LOAD_TIMEOUT_MS) -> str:
     return got
 
 
+SETTLE_TIMEOUT_MS = 240_000   # a sizing sweep on a loaded 2-core machine
+
+
+def settle(page, sweeps: bool = True, timeout: float = SETTLE_TIMEOUT_MS) -> None:
+    """Wait until the engine is live and the latest values are drawn (data-drawn, no data-busy),
+    and, with sweeps, the side figures are done too (no data-sweeping). `page` may be a frame."""
+    page.wait_for_function(
+        "sweeps => { const d = document.documentElement.dataset; return d.state === 'ready'"
+        " && 'drawn' in d && !('busy' in d) && !(sweeps && 'sweeping' in d); }",
+        arg=sweeps, timeout=timeout)
+
+
 def status_text(page) -> str:
     """The page's engine status line (it names what failed)."""
     return page.evaluate("() => (document.getElementById('engine-status-text') || {}).textContent || ''")

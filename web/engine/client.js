@@ -88,8 +88,9 @@ export function startEngine({ onStatus = () => {}, shared = typeof SharedWorker 
   const welcomeBack = (ev) => {        // back from the back/forward cache: the host dropped our work
     if (!ev.persisted || !shared || failure) return;
     post({ page: pageLock });
-    for (const [id, p] of pending) post({ id, ...p.message });
+    resendPending();
   };
+  const resendPending = () => { for (const [id, p] of pending) post({ id, ...p.message }); };
 
   const fail = (message) => {
     if (failure) return;
@@ -147,7 +148,7 @@ export function startEngine({ onStatus = () => {}, shared = typeof SharedWorker 
         releaseLock?.();
         releaseLock = null;
         connectDedicated();
-        for (const [id, p] of pending) post({ id, ...p.message });
+        resendPending();
         setStatus({ ...status, detail: 'a shared worker was refused here: starting a dedicated one' });
         return;
       }

@@ -151,7 +151,7 @@ export async function downloadAll(items, keep, onProgress, onFile = () => {}) {
       throw e;
     }
   }));
-  return { files: out, cached: storeInCache(cache, toStore, Promise.resolve(keep)) };
+  return { files: out, cached: storeInCache(cache, toStore, keep) };
 }
 
 const verified = new Map();   // absolute URL -> {bytes, sha256}

@@ -8,6 +8,9 @@ import { pageFields } from './schema.js';
  *  order, [baseline, improved]. The page names no scheduler itself. */
 export function baseSchedulers(schedulers) { return schedulers.filter((s) => s.base).map((s) => s.name); }
 
+/** A scheduler's lane title (schema.schedulers' label), or its name. */
+export function schedulerLabel(schedulers, name) { return schedulers.find((s) => s.name === name)?.label || name; }
+
 export function makeContext(schema, presets, figures = Object.keys(schema.figures), story = []) {
   return {
     schema, presets, figures, story, fields: pageFields(schema),

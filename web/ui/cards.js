@@ -4,6 +4,7 @@
 import { el } from './dom.js';
 import { fmt, fmtPct, fmtTime } from '../draw/format.js';
 import { getPath } from '../state/schema.js';
+import { schedulerLabel } from '../state/context.js';
 
 function card(title, what, ...body) {
   return el('article', { class: 'card' }, el('h4', { text: title }), el('p', { class: 'what', text: what }), ...body);
@@ -38,7 +39,7 @@ export function sloVerdict(m) {
 
 /** The lanes the numbers compare, by their labels: "A vs B", or "A, B and C". */
 export function lanesInWords(shown, schedulers) {
-  const label = (s) => schedulers.find((x) => x.name === s)?.label || s;
+  const label = (s) => schedulerLabel(schedulers, s);
   return shown.length > 2 ? `${shown.slice(0, -1).map(label).join(', ')} and ${label(shown.at(-1))}` : shown.map(label).join(' vs ');
 }
 

@@ -3,7 +3,7 @@
 
 import { el, $ } from './dom.js';
 import * as X from './export.js';
-import { baseSchedulers } from '../state/context.js';
+import { baseSchedulers, schedulerLabel } from '../state/context.js';
 
 const STAGES = {
   download: 'Downloading the Python runtime',
@@ -58,7 +58,7 @@ export function wireResize(figures, redraw, lecture) {
  *  pair (vllm) is tagged with it, and its title lists them all. schedulers: the schema's. */
 export function buildPresetButtons(box, presets, onPick, schedulers) {
   box.replaceChildren();
-  const label = (s) => schedulers.find((x) => x.name === s)?.label || s;
+  const label = (s) => schedulerLabel(schedulers, s);
   const base = baseSchedulers(schedulers);
   Object.entries(presets).forEach(([name, p], i) => {
     const extra = (p.schedulers || []).filter((s) => !base.includes(s));

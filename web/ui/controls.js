@@ -15,7 +15,8 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
   // path -> {f, row, input, slider, err, source, refused}; refused: the engine's message for the
   // value in effect (it stays refused until a run succeeds or the values are replaced)
   const rows = new Map();
-  let inEffect = {};               // the values last set (setValues): what the engine last ran
+  let inEffect = {};               // the values last set (setValues), i.e. last sent to the engine,
+                                   // refused ones included (the page's own object, not a copy)
   const groups = new Map();
   for (const f of fields) {
     if (!groups.has(f.group)) {

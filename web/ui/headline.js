@@ -36,7 +36,7 @@ export const STALE = {
   failed: 'not simulated: the engine could not load',
   busy: 'simulating…',
   cancelled: 'cancelled',
-  refused: 'not simulated: the engine refused these values (the message is beside the control)',
+  refused: 'not simulated: the engine refused these values (its message says why)',
   busyAfterMs: 300,     // a live run that takes longer than this shows the busy state
 };
 

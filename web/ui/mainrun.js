@@ -10,15 +10,16 @@ import { $ } from './dom.js';
 /**
  * source: the engine (engine/source.js); root: <html> (data-busy, a test / bench hook, is set until
  * the latest values are drawn); request(): the main request for the page's state now;
- * onResult({cmp, req, fromSnapshot}): the answer for the latest values;
- * onError(detail): the engine refused them (the message goes beside its control).
+ * onResult({cmp, req, fromSnapshot}): the answer for the latest values; onKeep(): draw again the
+ * last answer kept (after a refusal; not an answer: no test hook moves);
+ * onError(detail): the engine refused the values or failed (the page says where and why).
  * Returns {run(): a promise settled once the latest values are answered, settled(): the run in
  * flight, cancel(): stop a long run (false when none)}.
  */
-export function createMainRun({ source, root, request, onResult, onError }) {
+export function createMainRun({ source, root, request, onResult, onKeep, onError }) {
   const runs = latest();
   let inflight = null;
-  let lastGood = null;               // the last answer drawn (a refused run draws it again)
+  let kept = false;                  // an answer is kept in the page (a refused run draws it again)
 
   async function compute() {
     const token = runs.start();
@@ -33,18 +34,18 @@ export function createMainRun({ source, root, request, onResult, onError }) {
         const cmp = await source.call(req.method, req.params, { signal: token.signal });
         performance.measure('cbx:engine', { start: tCall, end: performance.now() });
         if (token.stale) return;
-        lastGood = { cmp, req, fromSnapshot };
-        onResult(lastGood);
+        kept = true;
+        onResult({ cmp, req, fromSnapshot });
       } catch (err) {
         if (token.stale) return;
         const d = err.detail || { message: err.message };
         // a refusal is an answer: never "computing…" or "simulating…" (with a Cancel that does
         // nothing) after it; the last good result is drawn again, or the figures say why not
         if (source.failed) markStale(STALE.failed);
-        else if (lastGood) onResult(lastGood);
+        else if (kept) onKeep();
         else markStale(STALE.refused);
         onError(d);
-        note = `Not simulated: ${d.message}${lastGood && !source.failed ? ' — still showing the last good result.' : ''}`;
+        note = `Not simulated: ${d.message}${kept && !source.failed ? ' — still showing the last good result.' : ''}`;
       } finally {
         clearTimeout(busy);
         if (!token.stale) showNote(note, true);

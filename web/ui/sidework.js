@@ -7,6 +7,7 @@ import { KV_PRESETS, CHECK, kvRequest, pageRequests, sweepSchedulers, sweepOf } 
 import { speedupPoint, sizingPoint, drawSpeedup, drawSizing, sloRule, drawLatency, renderAdvice, fieldWords } from './sweeps.js';
 import { renderStall, buildKV, renderKV, renderCheck, renderFit } from './panels.js';
 import { $, el } from './dom.js';
+import { schedulerLabel } from '../state/context.js';
 
 const SETTLE_MS = 400;   // live engine: wait for a pause in the changes before sweeping
 const WAIT_ENGINE_MS = 1500;   // at start, the side figures wait this long at most for the engine
@@ -56,7 +57,7 @@ export function createSideWork(ctx) {
     const pts = points[name];
     if (!def.limit) { drawSpeedup(canvas, def, field(def.param), pts, st.values[def.param]); return; }
     const sched = sweepSchedulers(def, st.lanes, schema.schedulers)[0];
-    $(`${name}-sched`).textContent = schema.schedulers.find((s) => s.name === sched)?.label || sched;
+    $(`${name}-sched`).textContent = schedulerLabel(schema.schedulers, sched);
     const unit = st.cmp?.[st.lanes[0]]?.unit || 'ms';
     const rule = $(`${name}-rule`);
     if (rule) rule.textContent = sloRule(ctx.fields, st.values, unit);
@@ -98,13 +99,12 @@ export function createSideWork(ctx) {
       draw(name);
       await new Promise((r) => setTimeout(r, 0));   // yield: the page stays responsive between points
     }
-    // the recommendation is the engine's, from the points as they came (api.sizing); the build's
-    // snapshot answers the points, the live engine this (it is no start-up request)
-    if (def.limit && answers.every(Boolean)) {
+    // the recommendation is the engine's, from the points as they came (api.sizing); asked of the
+    // live engine only (it is no start-up request: points the snapshot answered are run again
+    // once the engine is live, side.live(), and asked then)
+    if (def.limit && source.live && answers.every(Boolean)) {
       const { scenario, param } = reqs[0].req.params;
       try {
-        await source.readyPromise;
-        if (token.stale) return;
         const doc = await source.call('sizing', { scenario, param, points: answers, schedulers: [sched] }, { signal: token.signal });
         if (token.stale) return;
         verdicts[name] = doc.recommendation[sched];
