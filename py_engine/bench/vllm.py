@@ -72,7 +72,7 @@ def main(quick=False):
 
 
 # where nothing binds: many slots, a budget no step reaches, an unlimited pool (the steady
-# decoders, policies/vllm/steady.py): the case, 118x continuous at 11037d9 here
+# decoders, policies/vllm/steady.py): the case, ~100x continuous at 11037d9 here
 UNBOUND = {"workload": {"requests": 20_000, "prompt_mean": 1000, "output_mean": 1000,
                         "skew": 0.95},
            "server": {"slots": 4096, "max_num_batched_tokens": 1_000_000}}

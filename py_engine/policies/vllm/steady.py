@@ -2,8 +2,8 @@
 
 Where nothing binds, most running requests are *steady decoders*: every step schedules them one
 token, which they sample, and nothing else about them changes. Walking them at every event made an
-event cost grow with the running list (20,000 requests on 4,096 slots: 118x continuous batching's
-CPU; kept apart, 7.6x). Here they are kept apart, in aggregate:
+event cost grow with the running list (20,000 requests on 4,096 slots: about 100x continuous
+batching's CPU; kept apart, about 8x: bench/vllm.py nothing_binds). Here they are kept apart:
 
     num_computed_tokens = a[r] + self.sd_steps     (sd_steps: steps scheduled since)
     num_tokens          = b[r] + self.sd_updates   (sd_updates: steps whose outputs were processed)
