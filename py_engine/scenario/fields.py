@@ -150,8 +150,12 @@ FIELDS = [
           "Share of the window's requests kept, drawn with workload.seed (sub-sampling).",
           min=0.001, max=1.0, label="Keep share",
           when={"workload.trace.name": ["azure-code-2023", "azure-conv-2023"]}),
+    Field("workload.hash_block", "int", 512,
+          "Tokens per id of a trace's hash_ids (the Mooncake traces: 512).",
+          min=1, max=65_536, unit="tokens", label="Hash block", control=False),
     Field("workload.items", "items", None,
-          "Explicit trace [{arrive, prompt, out, prefix_id?, prefix_len?, priority?}, ...]; wins "
+          "Explicit trace [{arrive, prompt, out, prefix_id?, prefix_len?, priority?, hash_ids?}, "
+          "...]; wins "
           "over the generator. Requests get ids 0..n-1 in arrival order (stable sort by arrive).",
           min=1, max=MAX_REQUESTS, label="Trace", control=False),
     # ---- server
@@ -310,6 +314,12 @@ ITEM_FIELDS = [
           min=0, max=MAX_ITEM_PROMPT),
     Field("priority", "int", 0, "vllm policy priority: lower is served first (vLLM's rule).",
           min=-2**31, max=2**31 - 1),
+    Field("hash_ids", "ints", None,
+          "The prompt's content as block ids, one per workload.hash_block tokens (ceil(prompt / "
+          "hash_block) ids, the last block may be partial; the Mooncake traces' format): equal "
+          "ids at equal positions are equal tokens, so prefix caches and routers match on them. "
+          "Not with prefix_id.",
+          min=0, max=2**31 - 1),
 ]
 REQUIRED_ITEM_FIELDS = 3
 

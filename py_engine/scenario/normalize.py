@@ -84,6 +84,17 @@ def check_int(path, value, lo, hi):
     return int(value)
 
 
+def check_ids(path, value, lo, hi):
+    """A list of integer ids lo..hi (an item's hash_ids)."""
+    if not isinstance(value, (list, tuple)) or not value:
+        raise ScenarioError(path, value if not isinstance(value, (list, tuple)) else "[]",
+                            "a non-empty list of integers from %s to %s" % (_num(lo), _num(hi)))
+    if not all(type(v) is int and lo <= v <= hi for v in value):
+        for j, v in enumerate(value):
+            check_int("%s[%d]" % (path, j), v, lo, hi)
+    return [int(v) for v in value]
+
+
 def check_float(path, value, lo, hi):
     # ints are compared exactly before float(): 10**400 must be out of range, not an OverflowError
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (
@@ -246,7 +257,11 @@ def _items(field, items):
         for f in optional:          # kept only when given (they are rare, traces are long)
             v = it.get(f.path)
             if v is not None:
-                row[f.path] = check_int(path + "." + f.path, v, f.min, f.max)
+                check = check_ids if f.type == "ints" else check_int
+                row[f.path] = check(path + "." + f.path, v, f.min, f.max)
+        if "hash_ids" in row and "prefix_id" in row:
+            raise ScenarioError(path + ".prefix_id", row["prefix_id"], "absent when hash_ids is "
+                                "given (a prompt's content is one or the other)")
         plen = row.get("prefix_len", 0)
         if plen and "prefix_id" not in row:
             raise ScenarioError(path + ".prefix_id", None, "an integer from 0 to %s when "
@@ -259,12 +274,25 @@ def _items(field, items):
     return out
 
 
+def _check_hash_ids(items, hash_block):
+    """Each item's hash_ids name every block of its prompt: ceil(prompt / hash_block) ids."""
+    for i, row in enumerate(items):
+        ids = row.get("hash_ids")
+        if ids is not None and len(ids) != -(-row["prompt"] // hash_block):
+            raise ScenarioError("workload.items[%d].hash_ids" % i, "<%d ids>" % len(ids),
+                                "%d ids: one per %d-token block of the prompt (%d tokens; "
+                                "workload.hash_block = %d)" % (-(-row["prompt"] // hash_block),
+                                                                hash_block, row["prompt"],
+                                                                hash_block))
+
+
 def normalize(raw):
     """Untrusted scenario dict -> normalised scenario (all defaults), or ScenarioError."""
     out = _object("", raw, None)
     wl = out["workload"]
     if wl["items"] is not None:
         wl["requests"] = len(wl["items"])
+        _check_hash_ids(wl["items"], wl["hash_block"])
     elif wl["trace"]["name"] != "none":
         traces.check(wl["trace"])
         wl["requests"] = wl["trace"]["count"]

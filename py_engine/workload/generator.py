@@ -109,15 +109,26 @@ def _uniforms(rnd, n):
 
 class Trace(tuple):
     """(arrive, prompt, out) lists, plus per-request `prefix_id` (None = no shared prefix),
-    `prefix_len` and `priority` lists, or None when no request has one."""
+    `prefix_len`, `priority` and `hash_ids` lists (each None when no request has one), and
+    `hash_block`: the tokens per hash id."""
 
-    def __new__(cls, arrive, prompt, out, prefix_id=None, prefix_len=None, priority=None):
+    def __new__(cls, arrive, prompt, out, prefix_id=None, prefix_len=None, priority=None,
+                hash_ids=None, hash_block=512):
         t = super().__new__(cls, (arrive, prompt, out))
         t.prefix_id, t.prefix_len, t.priority = prefix_id, prefix_len, priority
+        t.hash_ids, t.hash_block = hash_ids, hash_block
         return t
 
+    def subset(self, ids):
+        """The requests `ids` (in arrival order) as a trace of their own, renumbered 0.. ."""
+        def pick(col):
+            return None if col is None else [col[i] for i in ids]
+        return Trace(pick(self[0]), pick(self[1]), pick(self[2]), pick(self.prefix_id),
+                     pick(self.prefix_len), pick(self.priority), pick(self.hash_ids),
+                     self.hash_block)
 
-def _from_items(items):
+
+def _from_items(items, hash_block):
     arrive = [to_ticks(it["arrive"]) for it in items]
     prompt = [it["prompt"] for it in items]
     out = [it["out"] for it in items]
@@ -127,7 +138,10 @@ def _from_items(items):
         plen = [it.get("prefix_len", 0) for it in items]
     if any(it.get("priority") for it in items):
         prio = [it.get("priority", 0) for it in items]
-    return Trace(arrive, prompt, out, pid, plen, prio)
+    hids = None
+    if any("hash_ids" in it for it in items):
+        hids = [it.get("hash_ids") for it in items]
+    return Trace(arrive, prompt, out, pid, plen, prio, hids, hash_block)
 
 
 def _shared(prefix, arrive, prompt, out):
@@ -171,7 +185,7 @@ def _too_late(arrival, n):
 def generate(workload):
     """Normalised workload dict -> Trace (arrive_ticks, prompt, out as Python int lists)."""
     if workload.get("items") is not None:
-        return _from_items(workload["items"])
+        return _from_items(workload["items"], workload["hash_block"])
     trace = workload.get("trace") or {"name": "none"}
     if trace["name"] != "none":
         return Trace(*traces.window(trace, workload["seed"]))

@@ -22,7 +22,9 @@ tokens: request r's tokens are the first `prefix_len` tokens of its prefix id's 
 then tokens of its own; a request whose whole prompt is its stream's start continues the stream
 with its outputs (a deterministic model answers the same context the same way). So block b of r is
 the stream's block b, key `shared(pid, b)`, while it lies inside that shared span, and r's own
-block otherwise, key `own(r, b)`.
+block otherwise, key `own(r, b)`. A request with `hash_ids` names its content itself: block b is
+shared content while it lies inside the prompt, its key the trie node (workload/blocks.py) of the
+hash block holding its last token: equal nodes, equal tokens up to there.
 
 Only what can be observed is kept: a finished request's own-key blocks can never be hit again, so
 their hashes leave the cache when they are freed (the blocks keep their place in the queue, where
@@ -37,13 +39,18 @@ from ...sim.exact import cdiv
 
 
 KEY_SPACE = 1 << 34        # keys: block * KEY_SPACE + (2 * prefix_id + 1 | 2 * request)
+NODE_BASE = 1 << 31        # ... or 2 * (NODE_BASE + hash-id node) + 1
 UNLIMITED = 1 << 62        # never-used blocks of an unlimited pool
 HEAD, TAIL, FRESH = 0, 1, 2  # sentinel nodes of the free queue (FRESH = the never-used blocks)
 
 
-def shared_spans(trace, block_size):
-    """Per request (prefix id, tokens of the request that are the stream), or None."""
+def shared_spans(trace, block_size, hashed=None):
+    """Per request (group, tokens of the request that are shared content), or None: the group
+    is its prefix id, or ("h", its first hash-id node) for a request with hash_ids (whose
+    blocks' keys follow its chain `hashed[r]`, workload/blocks.py chains(trace))."""
     pid, plen = getattr(trace, "prefix_id", None), getattr(trace, "prefix_len", None)
+    if hashed is not None:
+        return [None if c is None else (("h", c[0]), trace[1][r]) for r, c in enumerate(hashed)]
     if pid is None:
         return [None] * len(trace[0])
     prompt = trace[1]
@@ -130,10 +137,12 @@ class PrefixCachePool:
 
     caching = True
 
-    def __init__(self, total, block_size, shared_span):
-        """shared_span[r] = (prefix id, tokens of r that are its stream) or None."""
+    def __init__(self, total, block_size, shared_span, chain=None, hash_block=None):
+        """shared_span[r] = (group, tokens of r that are shared) or None (shared_spans);
+        chain[r] = r's hash-id trie nodes (workload/blocks.py), or chain None: no hash ids."""
         self.total, self.bs = total, block_size
         self.span = shared_span
+        self.chain, self.hb = chain, hash_block
         # the free queue: a doubly linked list over node ids (blocks are ids >= 3)
         self.nxt, self.prv = [FRESH, None, TAIL], [None, FRESH, HEAD]
         self.fresh_left = UNLIMITED if total is None else total
@@ -153,6 +162,9 @@ class PrefixCachePool:
     def key(self, rid, b):
         span = self.span[rid]
         if span is not None and (b + 1) * self.bs <= span[1]:
+            if self.chain is not None:   # the node of the hash block holding b's last token
+                return b * KEY_SPACE + 2 * (NODE_BASE + self.chain[rid][
+                    ((b + 1) * self.bs - 1) // self.hb]) + 1
             return b * KEY_SPACE + 2 * span[0] + 1
         return b * KEY_SPACE + 2 * rid
 

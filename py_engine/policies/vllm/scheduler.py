@@ -39,6 +39,7 @@ from itertools import chain
 from ...errors import ScenarioError
 from ...sim.exact import cdiv
 from ...sim.work import BLOCK_WORK
+from ...workload.blocks import chains
 from ..base import Policy, register
 from .block_pool import CountingPool, PrefixCachePool, shared_spans
 from .block_view import BlockSamples, sample_cap
@@ -72,13 +73,15 @@ class VLLM(Outputs, Steady, Runs, Policy):
         self.swap_ticks = int(round(bs * sv["kv_bytes_per_token"] / sv["pcie_gb_s"]))
         pool = scenario.kv_pool
         total = None if pool is None else pool // bs
-        self.spans = shared_spans(trace, bs) if trace is not None else [None] * n
+        hashed = chains(trace) if trace is not None else None
+        self.spans = shared_spans(trace, bs, hashed) if trace is not None else [None] * n
         self.prefix_caching = sv["enable_prefix_caching"]
         # The prefix cache is observable only if a lookup can hit: a shared prefix, or a
         # preempted request finding its own blocks (which needs a finite pool to be preempted).
         observable = total is not None or any(sp is not None for sp in self.spans)
-        self.pool = (PrefixCachePool(total, bs, self.spans) if self.prefix_caching and observable
-                     else CountingPool(total, bs))
+        self.pool = (PrefixCachePool(total, bs, self.spans, hashed,
+                                     getattr(trace, "hash_block", None))
+                     if self.prefix_caching and observable else CountingPool(total, bs))
         self.pool_ops = 0
         prio = getattr(trace, "priority", None)
         self.prio = list(prio) if prio is not None else [0] * n

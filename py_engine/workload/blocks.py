@@ -1,0 +1,65 @@
+"""Prompt content as chains of block ids: what prefix caches and prefix-aware routers match on.
+
+A trace's `hash_ids` name a prompt's content one id per `hash_block` tokens (the Mooncake traces'
+format): equal ids at equal positions are equal tokens. Equal content is equal *prefixes*, since
+a block's KV depends on every token before it (vLLM chains each block's hash with its parent's):
+so a request's blocks become the nodes of one trie over all the trace's id lists, and block j of
+two requests is the same content exactly when they reach the same node at depth j.
+
+`chains(trace)` -> per request its node ids, root first (None: no hash_ids). Nodes are numbered
+0, 1, ... in order of first appearance (arrival order), so a trace gives the same numbers
+everywhere.
+
+Requests with a `prefix_id` share a stream instead (their first prefix_len tokens are the stream's
+first tokens); `stream_chains` writes those as nodes too, so a router matches both kinds of trace by one rule:
+the whole blocks of hash_block tokens a request's chain shares.
+"""
+
+
+def chains(trace):
+    """Per request the trie nodes of its hash_ids (see the module docstring), or None."""
+    hids = getattr(trace, "hash_ids", None)
+    if hids is None:
+        return None
+    node, out = {}, []
+    for ids in hids:
+        if ids is None:
+            out.append(None)
+            continue
+        parent, chain = -1, []
+        for h in ids:
+            key = (parent, h)
+            parent = node.get(key)
+            if parent is None:
+                parent = node[key] = len(node)
+            chain.append(parent)
+        out.append(chain)
+    return out
+
+
+def stream_chains(trace):
+    """Per request the nodes of the whole `hash_block`-token blocks of its prompt that are shared
+    content (its hash_ids, or its prefix_id's stream: a whole-prompt stream counts the whole
+    prompt), [] when none are: what a prefix-aware router matches. A stream's block j is a node
+    of its own, numbered after the trie's."""
+    prompt, hb = trace[1], trace.hash_block
+    hashed = chains(trace)
+    pid, plen = getattr(trace, "prefix_id", None), getattr(trace, "prefix_len", None)
+    base = 1 + max((max(c) for c in hashed or () if c), default=-1)
+    stream, out = {}, []
+    for r, p in enumerate(prompt):
+        if hashed is not None and hashed[r] is not None:
+            out.append(hashed[r][:p // hb])
+        elif pid is not None and pid[r] is not None and plen[r]:
+            span = min(p, plen[r])
+            chain = []
+            for j in range(span // hb):
+                key = (pid[r], j)
+                node = stream.get(key)
+                if node is None:
+                    node = stream[key] = base + len(stream)
+                chain.append(node)
+            out.append(chain)
+        else:
+            out.append([])
+    return out
