@@ -60,6 +60,7 @@ def request_columns(sim, n):
         "tpot": [0.0 if o == 1 else (t - f) / (o - 1) / TICKS for f, t, o in zip(ft, lt, out)],
         "e2e": _ms(map(sub, dt, arrive)),
         "preemptions": list(sim.preemptions[:n]), "cached_tokens": list(sim.cached_tokens[:n]),
+        "replica": list(sim.replica[:n]) if hasattr(sim, "replica") else [0] * n,
     }
     assert list(cols) == records.names(records.REQUEST)
     return cols
@@ -93,7 +94,7 @@ def result_meta(run, n):
                       "passes_log": rec.log_truncated},
         "unit": cost_unit(scenario),
         "kv_blocks": run.policy.block_view(),   # the paged pool over the run (vllm), or None
-    }
+    } | (run.extra_doc() if hasattr(run, "extra_doc") else {})   # a fleet's: fleet/result.py
 
 
 def result(run):

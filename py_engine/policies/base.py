@@ -24,6 +24,9 @@ The hooks, each with its default below:
                      recompute totals); {} by default.
     block_view()     The paged pool sampled over the run (vllm: block_view.BlockSamples), for the
                      result's kv_blocks; None by default.
+    grow()           A fleet's router sent request sim.n - 1 (the trace's lists grew by one,
+                     sim/core.py add_request): extend the policy's own per-request state.
+                     Only policies that keep such state need it.
     kv_after(k)      KV tokens in use after the k passes just run, when the policy keeps its own
                      account (vllm: tokens in allocated blocks, shared blocks once); None: the
                      residents' prefilled + emitted tokens.
@@ -78,6 +81,9 @@ class Policy:
 
     def wants_arrivals(self) -> bool:
         return bool(self.sim.free)
+
+    def grow(self) -> None:
+        return None
 
     def extra_metrics(self) -> dict[str, Any]:
         return {}

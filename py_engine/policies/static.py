@@ -24,6 +24,8 @@ class Static(Policy):
         if sim.n_resident:
             return  # the group runs until its last pass
         first = sim.waiting[0] if sim.waiting else sim.next_arrival
+        if sim.open and sim.n - first < sim.slots:
+            return  # a fleet's replica: the group waits for its router to send the rest
         size = min(sim.slots, sim.n - first)
         last = first + size - 1
         if sim.arrive[last] > sim.now:

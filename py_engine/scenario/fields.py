@@ -28,6 +28,7 @@ MAX_ITEM_OUT = 1_000_000
 PAGE_MAX_REQUESTS = 20_000
 
 GROUPS = {"scheduler": "Scheduler", "workload": "Workload", "server": "Server",
+          "cluster": "Fleet",
           "slo": "Service-level objectives"}
 
 
@@ -281,6 +282,64 @@ FIELDS = [
           min=1, max=10**9, unit="bytes", label="KV bytes / token", applies_to=VLLM,
           shown_if={"server.preemption": ["swap"]}),
     # ---- service-level objectives (vLLM's benchmark names: vllm/benchmarks/serve.py)
+    # ---- cluster: replicas behind a router (fleet/; SPEC §8)
+    Field("cluster.replicas", "int", 1,
+          "Identical replicas of the server, each its own scheduler, KV pool and prefix cache, "
+          "behind cluster.router (1: the single server).",
+          min=1, max=64, unit="replicas", label="Replicas", sweep=True, control=False),
+    Field("cluster.router.kind", "choice", "round_robin",
+          "How the router picks a replica for each arriving request: round_robin (request k to "
+          "replica k mod N), random (seeded), least_outstanding (fewest of its requests not "
+          "done), power_of_two (the less loaded of two drawn at random), vllm_dp (vLLM's "
+          "data-parallel rule: lowest 4 * waiting + running), cache_aware (SGLang / vllm-router: "
+          "its own prefix tree, balance thresholds), llm_d (llm-d's weighted scorers: prefix, "
+          "queue, KV utilisation), kv_cost (NVIDIA Dynamo's KV router: prefill and decode "
+          "blocks). Each rule and its source: py_engine/fleet/routers/.",
+          choices=["round_robin", "random", "least_outstanding", "power_of_two", "vllm_dp",
+                   "cache_aware", "llm_d", "kv_cost"],
+          url="router", label="Router", shorthand=True, control=False),
+    Field("cluster.router.seed", "int", 0, "Seed of the router's random draws (and ties).",
+          min=0, max=2**32 - 1, url="router_seed", label="Router seed", control=False,
+          when={"cluster.router.kind": ["random", "power_of_two", "llm_d", "kv_cost"]}),
+    Field("cluster.router.cache_threshold", "float", 0.3,
+          "cache_aware: the share of a prompt its prefix tree must match to follow the match "
+          "(else the replica with the smallest tree).",
+          min=0.0, max=1.0, label="Cache threshold", control=False,
+          when={"cluster.router.kind": ["cache_aware"]}),
+    Field("cluster.router.balance_abs_threshold", "int", 64,
+          "cache_aware: loads are imbalanced when max - min exceeds this (and the ratio below).",
+          min=0, max=1_000_000, unit="requests", label="Balance: absolute", control=False,
+          url="balance_abs", when={"cluster.router.kind": ["cache_aware"]}),
+    Field("cluster.router.balance_rel_threshold", "float", 1.5,
+          "cache_aware: ... and max exceeds min times this; imbalanced loads go to the least "
+          "loaded replica.",
+          min=1.0, max=1000.0, label="Balance: ratio", control=False, url="balance_rel",
+          when={"cluster.router.kind": ["cache_aware"]}),
+    Field("cluster.router.prefix_scorer", "choice", "precise",
+          "llm_d: precise (the replicas' own prefix caches, as KV events report them) or "
+          "approximate (the router's own record of where it sent each prefix).",
+          choices=["precise", "approximate"], label="Prefix scorer", control=False,
+          when={"cluster.router.kind": ["llm_d"]}),
+    Field("cluster.router.weights.prefix", "float", 2.0, "llm_d: the prefix scorer's weight.",
+          min=0.0, max=100.0, url="w_prefix", label="Weight: prefix", control=False,
+          when={"cluster.router.kind": ["llm_d"]}),
+    Field("cluster.router.weights.queue", "float", 1.0, "llm_d: the queue scorer's weight.",
+          min=0.0, max=100.0, url="w_queue", label="Weight: queue", control=False,
+          when={"cluster.router.kind": ["llm_d"]}),
+    Field("cluster.router.weights.kv", "float", 1.0,
+          "llm_d: the KV-utilisation scorer's weight.",
+          min=0.0, max=100.0, url="w_kv", label="Weight: KV", control=False,
+          when={"cluster.router.kind": ["llm_d"]}),
+    Field("cluster.router.overlap_weight", "float", 1.0,
+          "kv_cost: weight of the prefill blocks (those the replica's cache does not hold) "
+          "against its active decode blocks.",
+          min=0.0, max=100.0, label="Overlap weight", control=False,
+          when={"cluster.router.kind": ["kv_cost"]}),
+    Field("cluster.staleness_ms", "float", 0.0,
+          "The router sees each replica's load (waiting, running, KV use) as of this long ago, "
+          "as real routers do (stats published every ~50-100 ms).",
+          min=0.0, max=60_000.0, unit="ms", label="Router staleness", control=False,
+          url="staleness_ms"),
     Field("slo.ttft_ms", "float", 2000.0,
           "Per-request limit on TTFT, arrival to first token (cost unit: passes under the unit "
           "cost); null = none.",

@@ -289,6 +289,9 @@ def _check_hash_ids(items, hash_block):
 def normalize(raw):
     """Untrusted scenario dict -> normalised scenario (all defaults), or ScenarioError."""
     out = _object("", raw, None)
+    router = out["cluster"]["router"]
+    if not router["weights"]:        # only llm_d has weights
+        del router["weights"]
     wl = out["workload"]
     if wl["items"] is not None:
         wl["requests"] = len(wl["items"])

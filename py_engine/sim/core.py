@@ -116,6 +116,24 @@ class Sim(Verbs):
         self.in_slot = bytearray(n)     # 1 while the request holds a slot (admit's check)
         self.n_in_slot = self.peak_in_slot = 0   # requests in slots now, and at most
         self.rec = Recorder(seg_cap, log_cap)   # segments, passes log, TBT gaps
+        # a fleet's replica (fleet/run.py): requests are added as the router sends them, and
+        # while `open` more may come, so an idle replica waits rather than finishing
+        self.open = False
+
+    def add_request(self, arrive, prompt, out):
+        """A fleet's router sends request n (arriving at `arrive` ticks, at or after the last
+        one added): it becomes known, and is released at the first decision at or after
+        `arrive`. The trace's lists are the core's own (the policy sees the same lists)."""
+        self.arrive.append(arrive)
+        self.prompt.append(prompt)
+        self.out.append(out)
+        for col in (self.admit_tick, self.admit_pass, self.first_tick, self.first_pass,
+                    self.done_tick, self.done_pass, self.last_tick):
+            col.append(-1)
+        for col in (self.emitted, self.preemptions, self.cached_tokens):
+            col.append(0)
+        self.in_slot.append(0)
+        self.n += 1
 
     def _run_line(self, deployment):
         """The batch as the roofline sees it (roofline.py): per row its new tokens n and the
@@ -194,6 +212,8 @@ class Sim(Verbs):
         if self.n_resident == 0:
             if not self.waiting and self.next_arrival < self.n:
                 self.now = self.arrive[self.next_arrival]  # idle: jump to the next arrival
+                return False
+            if self.open:     # a replica idles until its router sends more (static: a group)
                 return False
             raise PolicyError("schedule", "%d requests wait and nothing is resident: %s admitted "
                               "none" % (len(self.waiting), policy.name))

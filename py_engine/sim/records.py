@@ -26,6 +26,7 @@ REQUEST = [
     ("e2e", "time", "done - arrive"),
     ("preemptions", None, "times the request lost its slot"),
     ("cached_tokens", "tokens", "prompt tokens served from the prefix cache at first admission"),
+    ("replica", None, "the fleet's replica that served it (0: a single server)"),
 ]
 
 # segments: [slot, request, phase, first_pass, last_pass]; 1-based inclusive passes; request -1 =

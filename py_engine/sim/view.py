@@ -12,7 +12,9 @@ Read (ticks are integers: 1 tick = 1e-6 of the cost unit):
     waiting                   arrived, not resident, FCFS (a deque: popleft() a request to admit
                               it; appendleft() an evicted one to requeue it first)
     free                      free slot numbers (a heap, lowest first; admit takes the lowest)
-    next_arrival              the id of the first request not yet arrived (n: none left)
+    next_arrival              the id of the first request not yet arrived (n: none known)
+    open                      True while more requests may still come (a fleet's replica: its
+                              router sends them as they arrive; n counts those sent so far)
     kv                        KV tokens over the residents (prefilled + emitted)
     cost                      the cost model in ticks (model/cost.py Cost)
     occupant(slot)            the request id in a slot (-1: an empty row of a static group), or None
@@ -47,7 +49,7 @@ if TYPE_CHECKING:
     from .core import Sim
 
 # containers and verbs: the view holds the core's own objects (read them, never rebind them)
-_SHARED = ("n", "slots", "arrive", "prompt", "out", "emitted", "waiting", "free", "cost",
+_SHARED = ("slots", "arrive", "prompt", "out", "emitted", "waiting", "free", "cost",
            "admit", "admit_ghost", "evict", "pause", "unpause", "set_chunk", "schedule_tokens",
            "wait_until", "add_cost", "count_work", "record_prefix_hit", "count_preemption",
            "resident_kv")
@@ -77,6 +79,10 @@ class SimView:
         return self._sim.passes
 
     @property
+    def n(self) -> int:          # a fleet's replica gets requests as its router sends them
+        return self._sim.n
+
+    @property
     def last_start(self) -> int:
         return self._sim.last_start
 
@@ -87,6 +93,10 @@ class SimView:
     @property
     def next_arrival(self) -> int:
         return self._sim.next_arrival
+
+    @property
+    def open(self) -> bool:
+        return self._sim.open
 
     @property
     def kv(self) -> int:

@@ -18,6 +18,9 @@ the whole blocks of hash_block tokens a request's chain shares.
 
 def chains(trace):
     """Per request the trie nodes of its hash_ids (see the module docstring), or None."""
+    given = getattr(trace, "chain", None)   # a fleet's replica: its share of the fleet's trie
+    if given is not None:
+        return given
     hids = getattr(trace, "hash_ids", None)
     if hids is None:
         return None

@@ -117,6 +117,9 @@ class Trace(tuple):
         t = super().__new__(cls, (arrive, prompt, out))
         t.prefix_id, t.prefix_len, t.priority = prefix_id, prefix_len, priority
         t.hash_ids, t.hash_block = hash_ids, hash_block
+        # a fleet's replica (fleet/run.py): its requests' nodes of the fleet's hash-id trie
+        # (workload/blocks.py), and the fleet's whole trace
+        t.chain = t.whole = None
         return t
 
     def subset(self, ids):

@@ -14,7 +14,7 @@ PKG = Path(__file__).resolve().parents[2] / "py_engine"
 
 # lowest first: a module may import from its own layer and every layer before it
 LAYERS = ["errors", "data", "sim", "model", "workload", "policies", "scenario", "analysis",
-          "api", "verify", "bench", "app", "__init__", "__main__"]
+          "fleet", "api", "verify", "bench", "app", "__init__", "__main__"]
 LOCAL_REASONS = ("start-up", "optional", "cycle", "on demand", "lazy")
 
 

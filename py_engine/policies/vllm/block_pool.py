@@ -44,27 +44,27 @@ UNLIMITED = 1 << 62        # never-used blocks of an unlimited pool
 HEAD, TAIL, FRESH = 0, 1, 2  # sentinel nodes of the free queue (FRESH = the never-used blocks)
 
 
-def shared_spans(trace, block_size, hashed=None):
-    """Per request (group, tokens of the request that are shared content), or None: the group
-    is its prefix id, or ("h", its first hash-id node) for a request with hash_ids (whose
-    blocks' keys follow its chain `hashed[r]`, workload/blocks.py chains(trace))."""
-    pid, plen = getattr(trace, "prefix_id", None), getattr(trace, "prefix_len", None)
+def span_of(trace, r, block_size, hashed=None):
+    """Request r's (group, tokens of it that are shared content), or None: the group is its
+    prefix id, or ("h", its first hash-id node) for a request with hash_ids (whose blocks' keys
+    follow its chain `hashed[r]`, workload/blocks.py chains(trace))."""
     if hashed is not None:
-        return [None if c is None else (("h", c[0]), trace[1][r]) for r, c in enumerate(hashed)]
-    if pid is None:
-        return [None] * len(trace[0])
-    prompt = trace[1]
-    out = []
-    for i, p in enumerate(pid):
-        if p is None:
-            out.append(None)
-        elif plen[i] >= prompt[i]:   # a whole prompt of stream continues it with its outputs
-            out.append((p, float("inf")))
-        elif plen[i] >= block_size:
-            out.append((p, plen[i]))
-        else:                        # not one whole block of stream
-            out.append(None)
-    return out
+        c = hashed[r]
+        return None if c is None else (("h", c[0]), trace[1][r])
+    pid = getattr(trace, "prefix_id", None)
+    if pid is None or pid[r] is None:
+        return None
+    plen, prompt = trace.prefix_len[r], trace[1][r]
+    if plen >= prompt:           # a whole prompt of stream continues it with its outputs
+        return (pid[r], float("inf"))
+    if plen >= block_size:
+        return (pid[r], plen)
+    return None                  # not one whole block of stream
+
+
+def shared_spans(trace, block_size, hashed=None):
+    """span_of every request of the trace."""
+    return [span_of(trace, r, block_size, hashed) for r in range(len(trace[0]))]
 
 
 class CountingPool:
@@ -256,6 +256,39 @@ class PrefixCachePool:
             hits.append(blocks[0])
         self.ops += len(hits) + 1
         return hits
+
+    def held(self, span, nodes, prompt):
+        """Prompt tokens of a request not yet here (its span_of, its hash-id nodes or None, its
+        prompt) that a lookup would find cached now: what a router that reads the replicas' KV
+        events sees. A binary search over the blocks: vLLM caches a chain from its root and
+        frees a request's blocks tail first, so a cached block's parents are cached too."""
+        bs, cached = self.bs, self.cached
+        maxb = (prompt - 1) // bs
+        if span[1] != float("inf"):
+            maxb = min(maxb, span[1] // bs)
+        if nodes is not None:
+            hb, base = self.hb, NODE_BASE
+
+            def key(b):
+                return b * KEY_SPACE + 2 * (base + nodes[((b + 1) * bs - 1) // hb]) + 1
+        else:
+            own = 2 * span[0] + 1
+
+            def key(b):
+                return b * KEY_SPACE + own
+        if maxb == 0 or key(0) not in cached:
+            return 0
+        if key(maxb - 1) in cached:
+            return maxb * bs
+        lo, hi = 1, maxb          # block lo - 1 is cached, block hi - 1 is not
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if key(mid - 1) in cached:
+                lo = mid
+            else:
+                hi = mid
+        self.ops += maxb.bit_length()
+        return lo * bs
 
     def need(self, rid, num_tokens, hits=()):
         """get_num_blocks_to_allocate: new blocks, plus hit blocks that must leave the queue."""

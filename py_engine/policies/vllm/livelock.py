@@ -15,7 +15,7 @@ def check_livelock(policy, version):
     """Raise a ScenarioError if the scheduler's whole state repeats with no arrival pending and no
     token sampled since (a proven cycle); called after a step that preempted."""
     sim = policy.sim
-    if (sim.next_arrival < sim.n or policy.arrived
+    if (sim.next_arrival < sim.n or sim.open or policy.arrived
             or sim.passes - policy.last_progress < LIVELOCK_AFTER):
         return
     state = _state(policy)

@@ -41,7 +41,7 @@ from ...sim.exact import cdiv
 from ...sim.work import BLOCK_WORK
 from ...workload.blocks import chains
 from ..base import Policy, register
-from .block_pool import CountingPool, PrefixCachePool, shared_spans
+from .block_pool import CountingPool, PrefixCachePool, shared_spans, span_of
 from .block_view import BlockSamples, sample_cap
 from .livelock import check_livelock
 from .outputs import Outputs
@@ -73,12 +73,16 @@ class VLLM(Outputs, Steady, Runs, Policy):
         self.swap_ticks = int(round(bs * sv["kv_bytes_per_token"] / sv["pcie_gb_s"]))
         pool = scenario.kv_pool
         total = None if pool is None else pool // bs
-        hashed = chains(trace) if trace is not None else None
+        self.hashed = hashed = chains(trace) if trace is not None else None
         self.spans = shared_spans(trace, bs, hashed) if trace is not None else [None] * n
         self.prefix_caching = sv["enable_prefix_caching"]
         # The prefix cache is observable only if a lookup can hit: a shared prefix, or a
         # preempted request finding its own blocks (which needs a finite pool to be preempted).
-        observable = total is not None or any(sp is not None for sp in self.spans)
+        # A fleet's replica starts with no requests: its fleet's whole trace decides.
+        whole = getattr(trace, "whole", None)
+        observable = total is not None or any(sp is not None for sp in self.spans) or (
+            whole is not None and any(sp is not None for sp in shared_spans(
+                whole, bs, chains(whole))))
         self.pool = (PrefixCachePool(total, bs, self.spans, hashed,
                                      getattr(trace, "hash_block", None))
                      if self.prefix_caching and observable else CountingPool(total, bs))
@@ -115,6 +119,30 @@ class VLLM(Outputs, Steady, Runs, Policy):
         self.plan_log = None          # tests: a list to record every planned step into
         self.samples = BlockSamples(sample_cap(self.max_seqs), bs, total)
         self._init_steady(isinstance(self.pool, CountingPool))
+
+    def grow(self):
+        """A fleet's router sent request r: its state, as __init__ gives every request."""
+        r = self.sim.n - 1
+        self.spans.append(span_of(self.trace, r, self.bs, self.hashed))
+        prio = getattr(self.trace, "priority", None)
+        self.prio.append(0 if prio is None else prio[r])
+        self.num_computed_tokens.append(0)
+        self.num_tokens.append(self.num_prompt_tokens[r])
+        self.num_output_placeholders.append(0)
+        self.inflight.append(0)
+        self.stale.append(0)
+        self.status.append(WAITING)
+        self.looked_up.append(False)
+
+    def cached_prefix(self, trace, r, chain):
+        """Prompt tokens of request r of a fleet's trace (not sent here yet; chain: the fleet's
+        hash-id nodes or None) this replica's prefix cache holds now (fleet/run.py)."""
+        if not self.pool.caching:
+            return 0
+        span = span_of(trace, r, self.bs, chain)
+        if span is None:
+            return 0
+        return self.pool.held(span, None if chain is None else chain[r], trace[1][r])
 
     @classmethod
     def check(cls, scenario, trace):

@@ -1,0 +1,144 @@
+"""A finished fleet as a run the result builders read (analysis/results.py), plus what only a
+fleet has: each replica's metrics and passes log, and the router's counters.
+
+`FleetRun` looks like api.Run: `.sim` is the replicas merged into one view in the fleet's request
+order (every request's records from the replica that served it, `replica` beside them), `.policy`
+merges the replicas' own counters, `.scenario` is the scenario. So `metrics` are the fleet's,
+under the single server's keys and definitions, summed where a single server has one number:
+    passes, slot steps, shares, utilization   over every replica's passes
+    kv_peak_tokens, peak_running, kv_pool_tokens   the replicas' own added (peaks at any time)
+    prefix_hit_rate                           the replicas' hits over their lookups
+With one replica the merged view is that replica, so a one-replica fleet gives the single
+server's document number for number (tests/engine/test_fleet.py).
+"""
+
+from ..analysis.results import passes_log_columns, run_metrics
+from ..sim import records
+
+REPLICA_METRICS = ("passes", "utilization", "output_tokens", "throughput_tok_s", "served_rps",
+                   "ttft", "tpot", "e2e", "goodput_rps", "slo_attainment", "preemptions",
+                   "kv_peak_tokens", "kv_pool_tokens", "prefix_hit_rate", "peak_running",
+                   "makespan")
+
+
+class _Log:
+    """The recorder of a merged view: replica 0's when it is the only one, else nothing drawn
+    (each replica's passes log is in `replicas`) and every TBT gap of the fleet."""
+
+    def __init__(self, recs, single):
+        first = recs[0]
+        self.segments = first.segments if single else []
+        self.seg_truncated = first.seg_truncated if single else False
+        self.log_truncated = first.log_truncated if single else False
+        self.runs = first.runs if single else []
+        self.log = first.log if single else _empty_log()
+        weights = {}
+        for r in recs:
+            for v, c in r.gap_weights.items():
+                weights[v] = weights.get(v, 0) + c
+        self.gap_weights = weights
+        self.gap_lines = [line for r in recs for line in r.gap_lines]
+
+
+def _empty_log():
+    return {k: [] for k in records.names(records.PASSES_LOG)}
+
+
+class Merged:
+    """The replicas' cores as one, in fleet request order (see the module docstring)."""
+
+    PER_REQUEST = ("arrive", "prompt", "out", "admit_tick", "admit_pass", "first_tick",
+                   "first_pass", "done_tick", "done_pass", "last_tick", "emitted",
+                   "preemptions", "cached_tokens")
+
+    def __init__(self, fleet):
+        sims = [r.sim for r in fleet.replicas]
+        single = len(sims) == 1
+        self.n = n = len(fleet.trace[0])
+        rep_of, loc_of = fleet.replica_of, fleet.local_of
+        for name in self.PER_REQUEST:
+            if single:
+                setattr(self, name, getattr(sims[0], name))
+                continue
+            cols = [getattr(s, name) for s in sims]
+            setattr(self, name, [cols[rep_of[g]][loc_of[g]] for g in range(n)])
+        self.replica = rep_of
+        # every replica has the same slots: slots x the passes of all is the fleet's slot steps
+        self.slots = sims[0].slots
+        self.passes = sum(s.passes for s in sims)
+        for name in ("t_rows", "t_useful", "t_prefill", "t_pad", "kv_peak", "peak_in_slot"):
+            setattr(self, name, sum(getattr(s, name) for s in sims))
+        self.rec = _Log([s.rec for s in sims], single)
+
+
+class _Counters:
+    """The replicas' policies as one: their counters added, their block view if only one."""
+
+    def __init__(self, fleet):
+        self.policies = [r.policy for r in fleet.replicas]
+        self.pools = [r.kv_pool for r in fleet.replicas]
+
+    def extra_metrics(self):
+        parts = [p.extra_metrics() for p in self.policies]
+        if len(parts) == 1:
+            return parts[0]
+        out = {}
+        for part in parts:
+            for k, v in part.items():
+                if isinstance(v, dict):
+                    d = out.setdefault(k, {})
+                    for kk, vv in v.items():
+                        if isinstance(vv, (int, float)) and not isinstance(vv, bool):
+                            d[kk] = d.get(kk, 0) + vv
+                elif isinstance(v, (int, float)) and not isinstance(v, bool):
+                    out[k] = out.get(k, 0) + v
+                else:
+                    out.setdefault(k, v)
+        pc = out.get("prefix_cache")
+        if pc is not None:
+            pc["hit_rate"] = pc["hits"] / pc["queries"] if pc.get("queries") else None
+            out["prefix_hit_rate"] = pc["hit_rate"]
+        out["kv_pool_tokens"] = None if any(p is None for p in self.pools) else sum(self.pools)
+        return out
+
+    def block_view(self):
+        return self.policies[0].block_view() if len(self.policies) == 1 else None
+
+
+class FleetRun:
+    """api.Run's shape for a fleet (the result builders read .sim, .policy, .scenario), and the
+    fleet's own part of the document (extra_doc)."""
+
+    def __init__(self, fleet):
+        self.fleet = fleet
+        self.scenario = fleet.scenario
+        self.sim = Merged(fleet)
+        self.policy = _Counters(fleet)
+
+    def extra_doc(self):
+        """`replicas` (each one's requests, metrics and passes log) and `router` (decisions by
+        reason, prefix tokens forgone, the scores of the first requests)."""
+        f = self.fleet
+        reps = []
+        for rep in f.replicas:
+            entry = {"replica": rep.index, "requests": rep.sim.n}
+            if rep.sim.n:
+                m = run_metrics(_One(rep, f.scenario))
+                entry["metrics"] = {k: m[k] for k in REPLICA_METRICS}
+            else:
+                entry["metrics"] = None
+            entry["passes_log"] = passes_log_columns(rep.sim.rec)
+            reps.append(entry)
+        return {"replicas": reps, "router": {
+            "kind": f.scenario["cluster"]["router"]["kind"],
+            "decisions": dict(sorted(f.reasons.items())),
+            "prefix_tokens_held": f.hit_at_route,
+            "prefix_tokens_forgone": f.forgone,
+            "scores": [[g, s] for g, s in f.scores]}}
+
+
+class _One:
+    """One replica as an api.Run (run_metrics reads .sim, .policy, .scenario)."""
+
+    def __init__(self, rep, scenario):
+        self.sim, self.policy, self.scenario = rep.sim, rep.policy, scenario

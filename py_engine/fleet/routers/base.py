@@ -1,0 +1,54 @@
+"""The router interface: `pick(g, t)` chooses the replica of fleet request g arriving at t.
+
+What a router may read (fleet/run.py), per replica `rep` of `self.fleet.replicas`:
+    rep.outstanding(t)          its requests sent and not done: the router's own count (it
+                                proxies every response, so it sees each one end)
+    self.load(rep, t)           (time, waiting, running, kv tokens) of the replica's last
+                                scheduler step at or before t - cluster.staleness_ms: the stats
+                                a replica publishes, as old as the router's view of them
+    self.fleet.cached_all(g)    per replica the prompt tokens of g its prefix cache holds (what
+                                KV events report; None when no replica has a prefix cache)
+    self.fleet.blocks[g]        g's prompt as shared-content block nodes of hash_block tokens
+                                (workload/blocks.py stream_chains): what a router's own prefix
+                                index stores
+`pick` returns (replica, reason, scores or None): the reason is a word the result counts
+(decisions by reason), the scores what the page shows on hover. `sent(g, t, k)` follows every
+decision (a router's own bookkeeping). Ties go to the lowest replica index unless the source
+breaks them at random (then with the router's seeded random.Random).
+"""
+
+import random
+
+REGISTRY = {}
+
+
+def register(name):
+    def deco(cls):
+        cls.name = name
+        REGISTRY[name] = cls
+        return cls
+    return deco
+
+
+class Router:
+    name = "?"
+
+    def __init__(self, scenario, fleet):
+        self.fleet = fleet
+        self.conf = scenario["cluster"]["router"]
+        self.n = scenario["cluster"]["replicas"]
+        self.rng = random.Random(self.conf.get("seed", 0))
+
+    def load(self, rep, t):
+        return rep.load(t, self.fleet.staleness)
+
+    def pick(self, g, t):
+        raise NotImplementedError
+
+    def sent(self, g, t, k):
+        return None
+
+
+def lowest(values):
+    """The index of the smallest value, the lowest index on a tie."""
+    return min(range(len(values)), key=values.__getitem__)

@@ -1,0 +1,13 @@
+"""Least outstanding requests: the replica with the fewest of its requests not yet done, by the
+router's own in-flight count; ties to the lowest index. (The least-loaded choice of
+sgl-project/sglang sgl-router/src/policies/cache_aware.rs, `min_by_key(load)` over the router's
+in-flight counts.)"""
+
+from .base import Router, lowest, register
+
+
+@register("least_outstanding")
+class LeastOutstanding(Router):
+    def pick(self, g, t):
+        loads = [rep.outstanding(t) for rep in self.fleet.replicas]
+        return lowest(loads), "least_load", loads

@@ -1,0 +1,263 @@
+"""A fleet: N replicas of the server behind a router, on one clock (SPEC §8).
+
+Each replica is a whole single server (sim/core.py Sim and its own policy: scheduler, KV pool,
+prefix cache) whose requests are added as the router sends them (`Sim.add_request`, the policy's
+`grow`). The fleet routes the requests in arrival order (ties by id). Before it routes a request
+arriving at t, every replica is advanced, event-driven as the single server runs, through each
+decision it takes before t; the router then reads each replica as of its last scheduler step
+(`Replica.observe`, older by `cluster.staleness_ms` when that is set) and picks one.
+
+Exactness. A single server cuts a run of identical passes at the first pass starting at or after
+its next arrival, when that arrival could change the batch (no one waiting, the policy wants
+arrivals). A replica cannot know its next arrival before the router decides, so a run whose last
+pass starts at or after t is *held*, planned but not executed, until the router has decided: a
+request sent to that replica cuts it exactly where the single server would have, and a request
+sent elsewhere leaves it whole. So one replica is the single server number for number, and under
+round robin every replica is the single-server run of its own sub-trace (both are tests).
+"""
+
+import time
+from collections import deque
+
+from ..errors import ScenarioError
+from ..policies import get as get_policy
+from ..sim.core import Sim
+from ..sim.work import EVENT_WORK, WorkCapExceeded
+from ..workload.blocks import chains, stream_chains
+from ..workload.generator import Trace
+from .routers import make_router
+
+CHECK_EVERY = 64           # requests routed between checks of the work cap and the deadline
+
+
+class Replica:
+    """One server of the fleet: its core, its policy, its run held for the router, and the
+    snapshots of its load the router may read (staleness)."""
+
+    def __init__(self, index, scenario, fleet_trace, chain, cost, seg_cap, log_cap):
+        self.index = index
+        t = fleet_trace
+        own = Trace([], [], [], None if t.prefix_id is None else [],
+                    None if t.prefix_len is None else [], None if t.priority is None else [],
+                    None if t.hash_ids is None else [], t.hash_block)
+        own.whole = t
+        if chain is not None:
+            own.chain = []
+        self.trace = own
+        self.ids = []                 # fleet ids of its requests, in the order sent (local id)
+        self.sim = sim = Sim(own, scenario["server"]["slots"], cost, seg_cap, log_cap)
+        sim.open = True
+        self.policy = get_policy(scenario["scheduler"])(sim, scenario, own)
+        self.plan = None              # (k, cost, K, a, b, cuttable): a run held for the router
+        self.last_end = (0, 0)        # (end, requests done there) of the last run executed
+        self.snapshots = deque()      # (time, waiting, running, kv tokens) at each decision
+        self.kv_pool = scenario.kv_pool
+
+    # ------------------------------------------------------------ running
+    def advance(self, t):
+        """Take every decision before t (t None: run to the end). A run that an arrival at t
+        could cut is held (self.plan) until the router has decided."""
+        sim, policy = self.sim, self.policy
+        while True:
+            if self.plan is not None:
+                k, cost, K, a, b, _ = self.plan
+                if t is not None and sim.now + _elapsed(k - 1, cost, K, a, b) >= t:
+                    return                      # pass k starts at or after t: hold it
+                self.plan = None
+                done = sim.n_done
+                sim._execute(policy, k, cost, K, a, b)
+                sim._end_phases()
+                self.last_end = (sim.now, sim.n_done - done)
+            if t is not None and sim.now >= t:
+                return
+            if sim.n_done == sim.n and not sim.waiting:
+                return                          # idle until the router sends more
+            sim.work += EVENT_WORK
+            sim._release_arrivals()
+            before = sim.now
+            if not sim._decide(policy):
+                if sim.now == before:           # idle (open): nothing to do before t
+                    return
+                continue
+            cuttable = not sim.waiting and policy.wants_arrivals()
+            self.plan = _plan_without_arrivals(sim, policy) + (cuttable,)
+            self._snapshot()
+
+    def send(self, fleet_id, arrive, prompt, out, trace, chain):
+        """The router sent this request: it joins the replica, and cuts a held run where the
+        single server's arrival cut would (sim/core.py Sim._run_length)."""
+        sim, own = self.sim, self.trace
+        for name in ("prefix_id", "prefix_len", "priority", "hash_ids"):
+            col = getattr(own, name)
+            if col is not None:
+                col.append(getattr(trace, name)[fleet_id])
+        if chain is not None:
+            own.chain.append(chain[fleet_id])
+        self.ids.append(fleet_id)
+        sim.add_request(arrive, prompt, out)
+        self.policy.grow()
+        plan = self.plan
+        if plan is not None and plan[5] and sim.next_arrival == sim.n - 1:
+            k, cost, K, a, b, _ = plan
+            ka = _first_pass_at(arrive - sim.now, cost, K, a, b, k)
+            if ka < k:
+                self.plan = (ka, cost, K, a, b, False)
+
+    def finish(self):
+        """No more requests will come: run to the end."""
+        self.sim.open = False
+        self.advance(None)
+
+    # ------------------------------------------------------------ what the router reads
+    def _snapshot(self):
+        """The load a scheduler step publishes (vLLM: after each step): its time, requests
+        waiting (sent, not done, holding no slot), running (holding one) and KV tokens."""
+        sim = self.sim
+        running = sim.n_in_slot
+        self.snapshots.append((sim.now, sim.n - sim.n_done - running, running, sim.kv))
+
+    def load(self, t, staleness):
+        """(time, waiting, running, kv tokens) as the router sees them at t: the last snapshot at
+        or before t - staleness ((-1, 0, 0, 0): none yet)."""
+        seen, snaps = t - staleness, self.snapshots
+        while len(snaps) > 1 and snaps[1][0] <= seen:
+            snaps.popleft()
+        if not snaps or snaps[0][0] > seen:
+            return (-1, 0, 0, 0)
+        return snaps[0]
+
+    def outstanding(self, t):
+        """Its requests sent and not done at t (the router's own count: it sees each response
+        end). Every request done so far ended by t, but for those ending a run that started
+        before t and ends after it (a run no arrival could cut)."""
+        sim = self.sim
+        end, late = self.last_end
+        return sim.n - sim.n_done + (late if end > t else 0)
+
+    def cached(self, fleet_id, trace, chain):
+        """Prompt tokens of fleet request fleet_id its prefix cache holds now (0 without one)."""
+        held = getattr(self.policy, "cached_prefix", None)
+        if held is None:
+            return 0
+        return held(trace, fleet_id, chain)
+
+
+def _elapsed(j, cost, K, a, b):
+    """Ticks from a run's start to the end of its j-th pass (sim/core.py's cost forms)."""
+    from ..sim.exact import SUB, floor_sum   # cycle-free: sim is below; kept local for reading
+    if K is None:
+        return j * cost
+    return j * K + floor_sum(j, SUB, b, a + SUB - 1)
+
+
+def _first_pass_at(dt, cost, K, a, b, k):
+    """The run's first pass boundary at or after dt ticks from its start (1..k, k + 1: none)."""
+    if K is None:
+        return -(-dt // cost)
+    from ..sim.core import _first_pass_at as first   # cycle-free, kept local for reading
+    return first(dt, K, a, b, k)
+
+
+def _plan_without_arrivals(sim, policy):
+    """Sim._run_length with no arrival cut: the replica's next arrival is the router's to give."""
+    n = sim.n
+    sim.n = sim.next_arrival          # hide the (not yet released) requests from the cut
+    try:
+        return sim._run_length(policy)
+    finally:
+        sim.n = n
+
+
+def run_fleet_steps(scenario, trace, slice_s=None, work_cap=None, seg_cap=None, log_cap=None):
+    """Scenario (prepared) + its trace -> Fleet (finished), in slices of at most slice_s seconds
+    (a generator, as api.run_steps)."""
+    from ..model.cost import Cost   # cycle-free: model is below; kept local for reading
+    n_rep = scenario["cluster"]["replicas"]
+    cls = get_policy(scenario["scheduler"])
+    cls.check(scenario, trace)
+    chain = chains(trace)
+    fleet = Fleet(scenario, trace, chain)
+    fleet.replicas = [Replica(i, scenario, trace, chain, Cost.from_scenario(scenario),
+                              seg_cap, log_cap) for i in range(n_rep)]
+    fleet.router = make_router(scenario, fleet)
+    arrive, prompt, out = trace
+    n = len(arrive)
+    clock = time.perf_counter
+    until = None if slice_s is None else clock() + slice_s
+    for g in range(n):
+        t = arrive[g]
+        for rep in fleet.replicas:
+            rep.advance(t)
+        k = fleet.route(g, t)
+        fleet.replicas[k].send(g, t, prompt[g], out[g], trace, chain)
+        fleet.router.sent(g, t, k)
+        if g % CHECK_EVERY == CHECK_EVERY - 1:
+            fleet.check_work(work_cap)
+            if until is not None and clock() > until:
+                yield
+                until = clock() + slice_s
+    for rep in fleet.replicas:
+        rep.finish()
+        fleet.check_work(work_cap)
+    return fleet
+
+
+class Fleet:
+    """The replicas, the router and what the router decided."""
+
+    def __init__(self, scenario, trace, chain):
+        self.scenario, self.trace, self.chain = scenario, trace, chain
+        self.staleness = round(scenario["cluster"]["staleness_ms"] * 1_000_000)   # ms -> ticks
+        self.replicas = []
+        self.router = None
+        n = len(trace[0])
+        self.replica_of = [0] * n
+        self.local_of = [0] * n
+        self.reason = [None] * n       # the router's reason for each decision
+        self.scores = []               # (fleet id, [score per replica]) for the first requests
+        self.forgone = 0               # prefix tokens another replica held beyond the chosen one's
+        self.hit_at_route = 0          # prefix tokens the chosen replica held at routing
+        self.reasons = {}
+        self.blocks = stream_chains(trace)   # what prefix-aware routers match
+        self._precise = None
+
+    def route(self, g, t):
+        held = self.cached_all(g)
+        k, reason, scores = self.router.pick(g, t)
+        if not 0 <= k < len(self.replicas):
+            raise AssertionError("router %s picked replica %r" % (self.router.name, k))
+        self.replica_of[g] = k
+        self.local_of[g] = self.replicas[k].sim.n
+        self.reason[g] = reason
+        self.reasons[reason] = self.reasons.get(reason, 0) + 1
+        if scores is not None and len(self.scores) < MAX_SCORES:
+            self.scores.append((g, scores))
+        if held is not None:
+            best = max(held)
+            self.forgone += best - held[k]
+            self.hit_at_route += held[k]
+        return k
+
+    def cached_all(self, g):
+        """Per replica the prompt tokens of request g its prefix cache holds (memoised for the
+        request being routed), or None when no replica has a prefix cache."""
+        if self._precise is not None and self._precise[0] == g:
+            return self._precise[1]
+        if not any(getattr(r.policy, "pool", None) is not None
+                   and getattr(r.policy.pool, "caching", False) for r in self.replicas):
+            held = None
+        else:
+            held = [r.cached(g, self.trace, self.chain) for r in self.replicas]
+        self._precise = (g, held)
+        return held
+
+    def check_work(self, cap):
+        work = sum(r.sim.work for r in self.replicas)
+        if cap is not None and work > cap:
+            done = sum(r.sim.n_done for r in self.replicas)
+            raise WorkCapExceeded(work, done, len(self.trace[0]))
+
+
+MAX_SCORES = 2000          # requests whose router scores the result keeps (the page's hover)
+
+__all__ = ["run_fleet_steps", "Fleet", "Replica", "ScenarioError"]
