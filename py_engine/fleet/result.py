@@ -14,6 +14,7 @@ server's document number for number (tests/engine/test_fleet.py).
 
 from ..analysis.results import passes_log_columns, run_metrics
 from ..sim import records
+from ..workload.blocks import block_reuse
 
 REPLICA_METRICS = ("passes", "utilization", "output_tokens", "throughput_tok_s", "served_rps",
                    "ttft", "tpot", "e2e", "goodput_rps", "slo_attainment", "preemptions",
@@ -134,6 +135,10 @@ class FleetRun:
             "decisions": dict(sorted(f.reasons.items())),
             "prefix_tokens_held": f.hit_at_route,
             "prefix_tokens_forgone": f.forgone,
+            # a cache-only replay of the trace's hash ids, no eviction: one cache for the
+            # fleet, and one per replica as this router sent them (workload/blocks.py)
+            "block_reuse_one_cache": block_reuse(f.chain),
+            "block_reuse_routed": block_reuse(f.chain, f.replica_of),
             "scores": [[g, s] for g, s in f.scores]}}
 
 
