@@ -84,6 +84,30 @@ def results(results, speedup=None):
     if speedup:
         lines.append("speedup (static / continuous): passes x%.3f, time x%.3f" % (
             speedup["passes"], speedup["time"]))
+    for n, r in results.items():
+        if "replicas" in r:
+            lines.append(fleet_table(n, r))
+    return "\n".join(lines)
+
+
+def fleet_table(name, r):
+    """A fleet's replicas, one line each, and what its router decided."""
+    rt = r["router"]
+    lines = ["%s: %d replicas behind %s; decisions: %s; prefix tokens held at routing %s, "
+             "forgone (held by another replica) %s" % (
+                 name, len(r["replicas"]), rt["kind"],
+                 ", ".join("%s %d" % kv for kv in rt["decisions"].items()),
+                 "{:,}".format(rt["prefix_tokens_held"]),
+                 "{:,}".format(rt["prefix_tokens_forgone"])),
+             "  %-8s %9s %12s %12s %12s %10s %10s" % ("replica", "requests", "tok/s",
+                                                      "TTFT p95", "TPOT p95", "KV peak",
+                                                      "hit rate")]
+    for rep in r["replicas"]:
+        m = rep["metrics"] or {}
+        lines.append("  %-8d %9d %12s %12s %12s %10s %10s" % (
+            rep["replica"], rep["requests"], fmt(m.get("throughput_tok_s"), 1),
+            fmt(_get(m, "ttft.p95"), 1), fmt(_get(m, "tpot.p95"), 2),
+            fmt(m.get("kv_peak_tokens"), 0), fmt(m.get("prefix_hit_rate"), 3)))
     return "\n".join(lines)
 
 
