@@ -28,7 +28,7 @@ import gzip
 import json
 import random
 from itertools import accumulate
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from ..errors import ScenarioError
 from ..model.cost import TICKS
@@ -55,7 +55,7 @@ MOONCAKE = ("Moonshot AI, from Qin et al., \"Mooncake: Trading More Storage for 
 class Published(NamedTuple):
     label: str
     source: str           # who published it, where, under which license: the credit's core
-    data: object          # -> the compact data module's TRACES (imported on first use)
+    data: Callable        # -> the compact data module's TRACES (imported on first use)
     time: str             # its arrival column: steps since the trace's first request
     ticks_per_step: int   # ticks per step of that column (a tick is 1 ns when the unit is ms)
     hash_block: int       # tokens per hash id (0: the trace has none)
@@ -82,7 +82,7 @@ def columns(name):
     if got is None:
         blob = "".join(PUBLISHED[name].data()[name])
         got = json.loads(gzip.decompress(base64.b64decode(blob)))
-        deltas = got.pop("hash_id_deltas", None)     # tools/traces.py: each id minus the last
+        deltas = got.pop("hash_id_deltas", None)   # tools/traces.py: each id minus the one before
         if deltas is not None:
             got["hash_ids"] = [list(accumulate(d)) for d in deltas]
         _cache[name] = got
@@ -105,7 +105,7 @@ def check(trace, hash_block):
         raise ScenarioError("workload.trace.count", trace["count"],
                             "an integer from 1 to %d (the window from request %d to the end of "
                             "%s)" % (n - trace["start"], trace["start"], trace["name"]))
-    # an id names 512 tokens' content; other block sizes would need content the ids do not give
+    # an id names the content of one block of `own` tokens: no other block size follows from it
     own = PUBLISHED[trace["name"]].hash_block
     if own and hash_block != own:
         raise ScenarioError("workload.hash_block", hash_block,
