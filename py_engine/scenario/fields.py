@@ -21,6 +21,9 @@ working); giving both is an error.
 """
 
 from ..workload.generator import MAX_ARRIVE
+from ..workload.traces import NAMES
+
+TRACES = list(NAMES)      # the production traces (workload/traces.py), one list for every `when`
 
 MAX_REQUESTS = 1_000_000
 MAX_ITEM_PROMPT = 10_000_000
@@ -131,28 +134,32 @@ FIELDS = [
           when={"workload.prefix.kind": ["conversation"]}),
     Field("workload.trace.name", "choice", "none",
           "A production trace instead of the generator: none, azure-code-2023 (8,819 requests) "
-          "or azure-conv-2023 (19,366): the Azure LLM inference traces 2023, Microsoft Azure, "
-          "CC BY 4.0 (traces.py).",
-          choices=["none", "azure-code-2023", "azure-conv-2023"], url="trace",
+          "or azure-conv-2023 (19,366), the Azure LLM inference traces 2023 (Microsoft Azure, "
+          "CC BY 4.0); mooncake-conv-2025 (12,031) or mooncake-synthetic-2025 (3,993), the "
+          "Mooncake FAST'25 traces (Moonshot AI, Apache-2.0), whose prompts carry hash ids that "
+          "prefix caches match on (workload/traces.py).",
+          choices=["none", *TRACES], url="trace",
           label="Production trace", shorthand=True,
-          hint="Azure LLM inference traces 2023 (Microsoft Azure, CC BY 4.0)."),
+          hint="Azure LLM inference traces 2023 (Microsoft Azure, CC BY 4.0); Mooncake FAST'25 "
+               "traces with shared prefixes (Moonshot AI, Apache-2.0)."),
     Field("workload.trace.start", "int", 0, "The window's first request (arrival order).",
           min=0, max=19_365, label="Window start",
-          when={"workload.trace.name": ["azure-code-2023", "azure-conv-2023"]}),
+          when={"workload.trace.name": TRACES}),
     Field("workload.trace.count", "int", 1000, "Requests in the window.",
           min=1, max=19_366, unit="requests", label="Window size", sweep=True,
           page_max=PAGE_MAX_REQUESTS,
-          when={"workload.trace.name": ["azure-code-2023", "azure-conv-2023"]}),
+          when={"workload.trace.name": TRACES}),
     Field("workload.trace.rate_scale", "float", 1.0,
           "Arrival rate multiplier: the recorded offsets are divided by it (2 = twice the load).",
           min=0.01, max=100.0, label="Rate scale", sweep=True,
-          when={"workload.trace.name": ["azure-code-2023", "azure-conv-2023"]}),
+          when={"workload.trace.name": TRACES}),
     Field("workload.trace.keep", "float", 1.0,
           "Share of the window's requests kept, drawn with workload.seed (sub-sampling).",
           min=0.001, max=1.0, label="Keep share",
-          when={"workload.trace.name": ["azure-code-2023", "azure-conv-2023"]}),
+          when={"workload.trace.name": TRACES}),
     Field("workload.hash_block", "int", 512,
-          "Tokens per id of a trace's hash_ids (the Mooncake traces: 512).",
+          "Tokens per id of a trace's hash_ids (the Mooncake traces: 512, the only value "
+          "accepted with them).",
           min=1, max=65_536, unit="tokens", label="Hash block", control=False),
     Field("workload.items", "items", None,
           "Explicit trace [{arrive, prompt, out, prefix_id?, prefix_len?, priority?, hash_ids?}, "

@@ -297,6 +297,6 @@ def normalize(raw):
         wl["requests"] = len(wl["items"])
         _check_hash_ids(wl["items"], wl["hash_block"])
     elif wl["trace"]["name"] != "none":
-        traces.check(wl["trace"])
+        traces.check(wl["trace"], wl["hash_block"])
         wl["requests"] = wl["trace"]["count"]
     return out

@@ -191,7 +191,8 @@ def generate(workload):
         return _from_items(workload["items"], workload["hash_block"])
     trace = workload.get("trace") or {"name": "none"}
     if trace["name"] != "none":
-        return Trace(*traces.window(trace, workload["seed"]))
+        arrive, prompt, out, hash_ids = traces.window(trace, workload["seed"])
+        return Trace(arrive, prompt, out, hash_ids=hash_ids, hash_block=workload["hash_block"])
     n, skew = workload["requests"], workload["skew"]
     rng = random.Random(workload["seed"])
     rnd = rng.random

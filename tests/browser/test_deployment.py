@@ -74,6 +74,26 @@ def test_deployment_trace_sizing_and_apply(strict_page, site_url, native):
                                                                        "vllm"]))) >= 60
 
 
+def test_a_mooncake_window_hits_the_prefix_cache_as_natively(strict_page, site_url, native):
+    """The page decodes the Mooncake trace's hash ids itself: its vllm lane hits the prefix
+    cache, every number the native engine's, and the credit names the paper and the license."""
+    page = strict_page
+    page.goto(f"{site_url}?trace=mooncake-conv-2025&count=50&vllm=1")
+    wait_state(page, "ready")
+    settle(page)
+    scenario, _ = scenario_of(page)
+    assert scenario["workload"]["trace"] == {"name": "mooncake-conv-2025", "count": 50}
+    want = flat_metrics(native.compare(scenario, ["static", "continuous", "vllm"]))
+    shown = read_metrics(page)
+    assert want["vllm.prefix_hit_rate"] > 0
+    assert shown["vllm.prefix_hit_rate"] == want["vllm.prefix_hit_rate"]
+    assert metrics_match(shown, want) >= 60
+    credit = page.text_content("#fig-timeline [data-credit]")
+    for words in ("Qin et al.", "USENIX FAST 2025", "kvcache-ai/Mooncake", "Apache License 2.0",
+                  "requests 0-49"):
+        assert words in credit, words
+
+
 def test_own_trace_file_and_calibration(strict_page, site_url, native, tmp_path):
     page = strict_page
     page.goto(site_url)
