@@ -172,8 +172,9 @@ FIELDS = [
           slider=(1, 64, 1), hint="Sequences that share one forward pass."),
     Field("server.chunk", "int", 512,
           "Chunked-prefill size: prompt tokens a prefilling sequence processes per pass (vllm: "
-          "long_prefill_token_threshold, which vLLM ignores for a lone request).",
-          min=1, max=65_536, unit="tokens", label="Chunk (long_prefill_token_threshold)", sweep=True,
+          "long_prefill_token_threshold, which vLLM ignores for a lone request); 0 = off, as "
+          "vLLM's default: a prompt prefills whole (vllm: as far as the token budget allows).",
+          min=0, max=65_536, unit="tokens", label="Chunk (long_prefill_token_threshold)", sweep=True,
           slider=(16, 4096, 16), hint="Prompt tokens a sequence prefills per pass."),
     Field("server.cost", "cost", "article",
           "Pass cost model: article (22.0 + 0.35*rows + 0.06*prefill_tokens ms), unit (1 per pass), "
