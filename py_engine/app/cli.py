@@ -9,7 +9,6 @@ Ray cluster), with the serial answer.
 """
 
 import argparse
-import csv
 import json
 import sys
 
@@ -19,7 +18,7 @@ from ..api import set_field
 from ..model import kv
 from ..model.kv import KV_PARAMS
 from ..policies import base_schedulers
-from ..scenario import fields
+from ..scenario import fields, tracefile
 from ..verify import check
 from . import parallel, report
 from .figures import FIGURES
@@ -91,31 +90,8 @@ def _read_text(what, path):
 
 
 def _read_trace(path):
-    text = _read_text("trace", path)
-    items = []
-    if path.endswith(".csv"):
-        reader = csv.reader(text.splitlines())
-        header = [h.strip() for h in next(reader, [])]
-        for row in reader:
-            if not row:
-                continue
-            if len(row) != len(header):   # a short row or an extra field: never guessed at
-                raise ScenarioError("trace", "%s line %d" % (path, reader.line_num),
-                                    "%d comma-separated fields (%s)" % (len(header), ",".join(header)),
-                                    "trace %s line %d: %d fields, the header names %d (%s)"
-                                    % (path, reader.line_num, len(row), len(header),
-                                       ",".join(header)))
-            items.append({k: _value(v.strip()) for k, v in zip(header, row)})
-    else:
-        for i, line in enumerate(text.splitlines()):
-            if line.strip():
-                try:
-                    items.append(json.loads(line))
-                except (ValueError, RecursionError):
-                    raise ScenarioError("trace", "%s line %d" % (path, i + 1),
-                                        "one JSON object per line",
-                                        "trace %s line %d: not JSON" % (path, i + 1)) from None
-    return items
+    """A trace file's requests, by the parser the page uses too (scenario/tracefile.py)."""
+    return tracefile.parse(path, _read_text("trace", path))["items"]
 
 
 CLI_FIELDS = [f for f in fields.FIELDS if f.type != "items"]
