@@ -34,7 +34,9 @@ class Replica:
     """One server of the fleet: its core, its policy, its run held for the router, and the
     snapshots of its load the router may read (staleness)."""
 
-    def __init__(self, index, scenario, fleet_trace, chain, cost, seg_cap, log_cap):
+    def __init__(self, index, scenario, fleet_trace, chain, cost, seg_cap, log_cap,
+                 remote=False):
+        """remote: a disaggregated fleet's decode replica (its requests bring their KV)."""
         self.index = index
         t = fleet_trace
         own = Trace([], [], [], None if t.prefix_id is None else [],
@@ -43,6 +45,8 @@ class Replica:
         own.whole = t
         if chain is not None:
             own.chain = []
+        if remote:
+            own.remote_kv = []
         self.trace = own
         self.ids = []                 # fleet ids of its requests, in the order sent (local id)
         self.sim = sim = Sim(own, scenario["server"]["slots"], cost, seg_cap, log_cap)
@@ -83,10 +87,13 @@ class Replica:
             self.plan = _plan_without_arrivals(sim, policy) + (cuttable,)
             self._snapshot()
 
-    def send(self, fleet_id, arrive, prompt, out, trace, chain):
-        """The router sent this request: it joins the replica, and cuts a held run where the
-        single server's arrival cut would (sim/core.py Sim._run_length)."""
+    def send(self, fleet_id, arrive, prompt, out, trace, chain, remote=0):
+        """The router sent this request (remote: tokens whose KV it brings, a decode replica's):
+        it joins the replica, and cuts a held run where the single server's arrival cut would
+        (sim/core.py Sim._run_length)."""
         sim, own = self.sim, self.trace
+        if own.remote_kv is not None:
+            own.remote_kv.append(remote)
         for name in ("prefix_id", "prefix_len", "priority", "hash_ids"):
             col = getattr(own, name)
             if col is not None:

@@ -343,6 +343,32 @@ FIELDS = [
           "against its active decode blocks.",
           min=0.0, max=100.0, label="Overlap weight", control=False,
           when={"cluster.router.kind": ["kv_cost"]}),
+    # ---- prefill/decode disaggregation (fleet/disagg.py; SPEC §9)
+    Field("cluster.prefill.replicas", "int", 0,
+          "Prefill/decode disaggregation: replicas that only prefill (each request's prompt, "
+          "then its KV moves to a decode replica); 0 with cluster.decode.replicas 0 = colocated.",
+          min=0, max=64, unit="replicas", label="Prefill replicas", sweep=True, control=False,
+          url="prefill_replicas"),
+    Field("cluster.prefill.server", "overrides", None,
+          "The prefill pool's server: server fields that differ from `server` (e.g. {cost: "
+          "{kind: roofline, ..., tp: 4}}, slots, max_num_batched_tokens).",
+          label="Prefill server", control=False),
+    Field("cluster.decode.replicas", "int", 0,
+          "Replicas that only decode: a request arrives when its KV has crossed the link and "
+          "is admitted when its blocks fit.",
+          min=0, max=64, unit="replicas", label="Decode replicas", sweep=True, control=False,
+          url="decode_replicas"),
+    Field("cluster.decode.server", "overrides", None,
+          "The decode pool's server: server fields that differ from `server`.",
+          label="Decode server", control=False),
+    Field("cluster.transfer.gb_s", "float", 50.0,
+          "The KV link from each prefill replica: its bandwidth (transfers queue on it).",
+          min=1e-3, max=1e5, unit="GB/s", label="KV link bandwidth", control=False,
+          url="link_gb_s"),
+    Field("cluster.transfer.latency_ms", "float", 0.05,
+          "... and its fixed latency per transfer.",
+          min=0.0, max=1e4, unit="ms", label="KV link latency", control=False,
+          url="link_latency_ms"),
     Field("cluster.staleness_ms", "float", 0.0,
           "The router sees each replica's load (waiting, running, KV use) as of this long ago, "
           "as real routers do (stats published every ~50-100 ms).",

@@ -56,6 +56,8 @@ def allowed_text(field):
                                                    field.words)
     elif t == "float":
         text = "a number from %s to %s" % (_num(field.min), _num(field.max))
+    elif t == "overrides":
+        return "an object of server fields (those that differ from server)"
     elif t == "items":
         return "a list of 1 to %s objects {%s}" % (_num(field.max), ", ".join(
             "%s%s >= %s" % (f.path, "" if j < F.REQUIRED_ITEM_FIELDS else "?", _num(f.min))
@@ -147,6 +149,12 @@ def _value(field, value):
         return value
     if t == "items":
         return _items(field, value)
+    if t == "overrides":     # checked once the server they override is known (_pools)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise ScenarioError(field.path, value, allowed_text(field))
+        return value
     if t == "cost":
         if isinstance(value, str):
             if value in field.object_choices or value not in field.choices:
@@ -286,9 +294,48 @@ def _check_hash_ids(items, hash_block):
                                                                 hash_block))
 
 
+def pool_server(doc, pool):
+    """A disaggregated pool's whole server: `server` with the pool's overrides (a dict value
+    such as cost merges one level deep: {"cost": {"tp": 4}} keeps the rest of the cost)."""
+    merged = dict(doc["server"])
+    for k, v in doc["cluster"][pool]["server"].items():
+        base = merged.get(k)
+        merged[k] = dict(base, **v) if isinstance(base, dict) and isinstance(v, dict) else v
+    return merged
+
+
+def _pools(out):
+    """cluster.prefill/decode.server: each override checked as a field of the pool's server;
+    kept as given, each value normalised (a cost in full)."""
+    cl = out["cluster"]
+    p, d = cl["prefill"]["replicas"], cl["decode"]["replicas"]
+    if (p == 0) != (d == 0):
+        field = "cluster.decode.replicas" if p else "cluster.prefill.replicas"
+        raise ScenarioError(field, d if p else p, "at least 1 when cluster.%s.replicas is %d "
+                            "(a disaggregated fleet has both pools)" % ("prefill" if p else
+                                                                        "decode", p or d))
+    if p and cl["replicas"] != 1:
+        raise ScenarioError("cluster.replicas", cl["replicas"], "1 when the fleet is "
+                            "disaggregated (cluster.prefill / decode.replicas count its replicas)")
+    for pool in ("prefill", "decode"):
+        ov = out["cluster"][pool]["server"]
+        if not ov:
+            continue
+        prefix = "cluster.%s." % pool
+        srv = {}
+        try:
+            _object("server", pool_server(out, pool), dict(out, server=srv), srv)
+        except ScenarioError as e:
+            raise ScenarioError(prefix + e.field, e.value, e.allowed,
+                                None if e.message is None else e.message.replace(
+                                    e.field, prefix + e.field, 1)) from None
+        out["cluster"][pool]["server"] = {k: srv[k] for k in ov}
+
+
 def normalize(raw):
     """Untrusted scenario dict -> normalised scenario (all defaults), or ScenarioError."""
     out = _object("", raw, None)
+    _pools(out)
     router = out["cluster"]["router"]
     if not router["weights"]:        # only llm_d has weights
         del router["weights"]

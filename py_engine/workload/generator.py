@@ -120,6 +120,9 @@ class Trace(tuple):
         # a fleet's replica (fleet/run.py): its requests' nodes of the fleet's hash-id trie
         # (workload/blocks.py), and the fleet's whole trace
         t.chain = t.whole = None
+        # a disaggregated fleet's decode replica: per request the prompt tokens whose KV came
+        # over the link (fleet/disagg.py), or None
+        t.remote_kv = None
         return t
 
     def subset(self, ids):
