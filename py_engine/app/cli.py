@@ -20,7 +20,7 @@ from ..model.kv import KV_PARAMS
 from ..policies import base_schedulers
 from ..scenario import fields, tracefile
 from ..verify import check
-from . import parallel, report
+from . import parallel, plan, report
 from .figures import FIGURES
 from ..errors import ScenarioError
 from ..sim.work import WORK_CAP
@@ -40,6 +40,14 @@ def _value(text):
         except ValueError:
             pass
     return {"null": None, "true": True, "false": False}.get(text, text)
+
+
+def _json_object(path, text):
+    """--prefill-server '{"cost": {"tp": 2}}': a JSON object (the scenario validator checks it)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        raise ScenarioError(path, text[:40], "a JSON object of server fields") from None
 
 
 def _work_cap(text):
@@ -119,7 +127,8 @@ def scenario_from_args(args):
             set_field(sc, "workload.items", _read_trace(v))
             continue
         if v is not None:
-            v = _flag(v) if f.type == "bool" else _value(v)
+            v = (_flag(v) if f.type == "bool" else _json_object(f.path, v)
+                 if f.type == "overrides" else _value(v))
             if f.type == "cost" and v in f.object_choices:
                 v = {"kind": v}       # an object form: its fields come as their own flags
             set_field(sc, f.path, v)  # replaces a non-object on the way (arrival: "burst")
@@ -163,14 +172,14 @@ def _parser():
     sw.add_argument("--param", default=fields.BY_PATH[default["param"]].url,
                     help="one of " + ", ".join(fields.SWEEPS))
     sw.add_argument("--values", default=",".join(map(str, default["values"])))
-    where = sw.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=_workers, default=None, metavar="N",
-                       help="run the points in N local processes (default: one per core, %d "
-                            "here; 1 = in series); the answer is the same"
-                            % parallel.default_workers())
-    where.add_argument("--ray", metavar="ADDRESS",
-                       help="run the points as tasks on a running Ray cluster: auto or host:port "
-                            "(needs pip install 'py_engine[ray]'); the answer is the same")
+    _where(sw)
+    pl = scenario_cmd("plan", "the best way to spend a GPU budget: colocated or "
+                              "prefill/decode, ranked by goodput per GPU")
+    pl.add_argument("--gpus", type=int, required=True, metavar="N", help="the GPU budget")
+    pl.add_argument("--capacity", action="store_true",
+                    help="rank each candidate at the highest load meeting the SLO (DistServe's "
+                         "goodput), not at the scenario's load")
+    _where(pl)
     vp = sub.add_parser("validate", help="the roofline cost model vs public measurements")
     vp.add_argument("--json", action="store_true")
     ck = sub.add_parser("check", help="self-verification: engine vs the article's references")
@@ -185,6 +194,23 @@ def _parser():
     bn = sub.add_parser("bench", help="event-driven engine vs step loop; 1M requests")
     bn.add_argument("--quick", action="store_true", help="smaller sizes")
     return p
+
+
+def _where(sp):
+    """--workers / --ray: where a command's independent points run."""
+    where = sp.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=_workers, default=None, metavar="N",
+                       help="run the points in N local processes (default: one per core, %d "
+                            "here; 1 = in series); the answer is the same"
+                            % parallel.default_workers())
+    where.add_argument("--ray", metavar="ADDRESS",
+                       help="run the points as tasks on a running Ray cluster: auto or host:port "
+                            "(needs pip install 'py_engine[ray]'); the answer is the same")
+
+
+def _executor(args):
+    return (parallel.ray(args.ray) if args.ray is not None
+            else parallel.processes(args.workers or parallel.default_workers()))
 
 
 def _one_name_per_field(argv):
@@ -221,14 +247,20 @@ def main(argv=None):
         if args.cmd == "sweep":
             values = [_value(v.strip()) for v in args.values.split(",") if v.strip()]
             name = sc.pop("scheduler", None)  # --scheduler X: sweep X alone, sized to the SLO
-            executor = (parallel.ray(args.ray) if args.ray is not None
-                        else parallel.processes(args.workers or parallel.default_workers()))
             r = api.sweep(sc, args.param, values, (name,) if name else None, args.max_work,
-                          executor)
+                          _executor(args))
             if args.json:
                 print(json.dumps(r, indent=1, allow_nan=False))
             else:
                 print(report.slo_table(r, name) if name else report.speedup_table(r))
+            return 0
+        if args.cmd == "plan":
+            cost = sc.setdefault("server", {}).get("cost")
+            if cost is None or isinstance(cost, dict) and "kind" not in cost:
+                # --model / --gpu alone: a plan is about a real deployment
+                sc["server"]["cost"] = dict(cost or {}, kind="roofline")
+            r = plan.plan(sc, args.gpus, args.max_work, _executor(args), args.capacity)
+            print(json.dumps(r, indent=1, allow_nan=False) if args.json else report.plan(r))
             return 0
         if args.cmd == "run":
             r = api.simulate(sc, args.max_work)

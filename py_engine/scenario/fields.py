@@ -352,7 +352,7 @@ FIELDS = [
     Field("cluster.prefill.server", "overrides", None,
           "The prefill pool's server: server fields that differ from `server` (e.g. {cost: "
           "{kind: roofline, ..., tp: 4}}, slots, max_num_batched_tokens).",
-          label="Prefill server", control=False),
+          label="Prefill server", control=False, url="prefill_server"),
     Field("cluster.decode.replicas", "int", 0,
           "Replicas that only decode: a request arrives when its KV has crossed the link and "
           "is admitted when its blocks fit.",
@@ -360,7 +360,7 @@ FIELDS = [
           url="decode_replicas"),
     Field("cluster.decode.server", "overrides", None,
           "The decode pool's server: server fields that differ from `server`.",
-          label="Decode server", control=False),
+          label="Decode server", control=False, url="decode_server"),
     Field("cluster.transfer.gb_s", "float", 50.0,
           "The KV link from each prefill replica: its bandwidth (transfers queue on it).",
           min=1e-3, max=1e5, unit="GB/s", label="KV link bandwidth", control=False,
