@@ -16,6 +16,7 @@ from ..scenario.prepared import prepare
 from .parallel import serial
 
 TPS = (1, 2, 4, 8)
+IDLE_SHARE = 0.35        # a pool busy less than this share of the other's: the workload starves it
 MAX_GPUS = 64
 MAX_CANDIDATES = 120
 PART_WORDS = {"prefill_queue": "requests wait for a prefill replica (the prefill pool is "
@@ -110,6 +111,7 @@ def capacity(sc, work_cap, steps=None):
     """The highest load (Poisson rate, or trace rate scale) at which the scenario meets its SLO:
     doubling or halving from the given one to bracket it, then `steps` bisections in log scale
     -> (load, its result), or (None, the lowest load's result) when no load tried meets it."""
+    sc = prepare(sc).doc
     knob, v = _rate_field(sc)
     steps = CAPACITY_STEPS if steps is None else steps
 
@@ -178,10 +180,28 @@ def plan_point(job, cand):
                 "failing": m["slo"]["failing"]})
     if "ttft_parts_mean" in r:
         row["ttft_parts_mean"] = r["ttft_parts_mean"]
+        row["busy"] = _busy(r)
     if search:     # goodput per GPU at capacity: the requests meeting the SLO there
         row["goodput_per_gpu"] = row["capacity_rps"] * m["slo_attainment"] / m["gpus"] \
             if load is not None else 0.0
     return row
+
+
+def _busy(r):
+    """Per pool the share of the run its replicas spent running passes (mean over replicas)."""
+    span = r["metrics"]["makespan"]
+    out = {}
+    for pool in ("prefill", "decode"):
+        shares = []
+        for rep in r["replicas"]:
+            if rep["pool"] != pool:
+                continue
+            log = rep["passes_log"]
+            busy = sum(k * (a + b) / 2 for k, a, b in zip(log["count"], log["cost"],
+                                                           log["cost_last"]))
+            shares.append(busy / span if span else 0.0)
+        out[pool] = sum(shares) / len(shares)
+    return out
 
 
 def _p90(r, key):
@@ -206,6 +226,13 @@ def _why_not(c, best):
     parts = c.get("ttft_parts_mean") or {}
     if not parts:
         return "it falls short of the SLO"
+    busy = c["busy"]
+    idle = min(busy, key=busy.get)
+    if busy[idle] < IDLE_SHARE * busy[max(busy, key=busy.get)]:
+        return ("its %s GPUs sit idle most of the time (busy %.0f%% of the run against %.0f%% "
+                "for the %s pool): a pool the workload cannot keep busy" % (
+                    idle, 100 * busy[idle], 100 * max(busy.values()),
+                    "decode" if idle == "prefill" else "prefill"))
     top = max(parts, key=parts.get)
     return "its TTFT goes mostly to %s (%.0f of %.0f ms on average)" % (
         PART_WORDS[top], parts[top], sum(parts.values()))
