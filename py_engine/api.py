@@ -24,7 +24,7 @@ from .fleet.disagg import run_disagg_steps
 from .fleet.result import DisaggRun, FleetRun
 from .fleet.run import run_fleet_steps
 from .model.cost import Cost
-from .policies import SPEEDUP, base_schedulers, get as _get_policy, scheduler_names
+from .policies import CUSTOM, SPEEDUP, base_schedulers, policy_class, scheduler_names
 from .scenario import fields
 from .scenario.normalize import holds
 from .scenario.prepared import Scenario, prepare
@@ -66,7 +66,7 @@ def run_steps(scenario, trace: Trace | None = None, slice_s: float | None = None
         trace = generate(scenario["workload"])
     if scenario["cluster"]["replicas"] > 1 or scenario["cluster"]["prefill"]["replicas"]:
         return (yield from fleet_steps(scenario, trace, slice_s, work_cap))
-    cls = _get_policy(scenario["scheduler"])
+    cls = policy_class(scenario)
     cls.check(scenario, trace)
     sim = Sim(trace, scenario["server"]["slots"], Cost.from_scenario(scenario),
               seg_cap=RESULT_CAPS["segments"], log_cap=RESULT_CAPS["passes_log"])
@@ -132,7 +132,7 @@ def _check_schedulers(schedulers):
     """The scheduler names asked for (None: the base ones), checked."""
     if schedulers is None:
         return base_schedulers()
-    names = scheduler_names()
+    names = scheduler_names() + [CUSTOM]
     if isinstance(schedulers, str) or not isinstance(schedulers, (list, tuple)) or not schedulers:
         raise ScenarioError("schedulers", schedulers, "a non-empty list of scheduler names")
     for name in schedulers:

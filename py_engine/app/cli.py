@@ -10,6 +10,7 @@ Ray cluster), with the serial answer.
 
 import argparse
 import json
+import os
 import sys
 
 from .. import api, bench
@@ -102,7 +103,8 @@ def _read_trace(path):
     return tracefile.parse(path, _read_text("trace", path))["items"]
 
 
-CLI_FIELDS = [f for f in fields.FIELDS if f.type != "items"]
+# custom.code comes as a file (--policy-file), not as a flag's text
+CLI_FIELDS = [f for f in fields.FIELDS if f.type != "items" and f.path != "custom.code"]
 
 
 def scenario_from_args(args):
@@ -119,6 +121,12 @@ def scenario_from_args(args):
             raise ScenarioError("scenario", src[:40], "a JSON object",
                                 "scenario %s: must hold a JSON object, not %s"
                                 % (src[:40], type(sc).__name__ if sc is not None else "null"))
+    if getattr(args, "policy_file", None):
+        # --policy-file FILE.py: the reader's own scheduler (policies/custom.py)
+        path = args.policy_file
+        sc["scheduler"] = "custom"
+        sc["custom"] = {"name": os.path.splitext(os.path.basename(path))[0][:60],
+                        "code": _read_text("policy-file", path)}
     trace = fields.BY_PATH["workload.trace.name"]
     for f in CLI_FIELDS:
         v = getattr(args, f.flag.replace("-", "_"), None)
@@ -158,6 +166,9 @@ def _parser():
             sp.add_argument("--" + f.flag, *("--" + a.replace("_", "-") for a in f.aliases),
                             dest=f.flag.replace("-", "_"), metavar="V",
                             help="%s (%s)" % (f.path, f.description))
+        sp.add_argument("--policy-file", metavar="FILE.py",
+                        help="your own scheduler: Python defining one subclass of Policy "
+                             "(examples: py_engine/policies/examples/); scheduler = custom")
         sp.add_argument("--json", action="store_true", help="print the full JSON result")
         sp.add_argument("--max-work", type=_work_cap, default=WORK_CAP, metavar="N",
                         help="stop a run after N units of work (py_engine/sim/work.py; default "
@@ -269,7 +280,8 @@ def main(argv=None):
             schedulers = base_schedulers()
             if sc.get("scheduler") not in (None,) + schedulers:
                 schedulers = schedulers + (sc["scheduler"],)
-            sc.pop("scheduler", None)
+            if sc.get("scheduler") != "custom":   # a reader's code stays with its scheduler
+                sc.pop("scheduler", None)
             r = api.compare(sc, schedulers, args.max_work)
             results = {k: v for k, v in r.items() if k != "speedup"}
         if args.json:

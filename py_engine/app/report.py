@@ -35,6 +35,8 @@ def describe(scenario):
         if explicit and f.parent.startswith("workload"):
             continue
         v = _get(scenario, f.path)
+        if f.path == "custom.code" or v == {}:
+            continue      # the code is in its file; no pool overrides
         if isinstance(v, dict):
             v = "custom"
         if v is not None and v != f.default:

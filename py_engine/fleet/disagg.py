@@ -28,7 +28,7 @@ import math
 import time
 
 from ..model.cost import Cost
-from ..policies import get as get_policy
+from ..policies import policy_class
 from ..scenario.normalize import pool_server
 from ..scenario.prepared import prepare
 from ..workload.blocks import chains
@@ -60,10 +60,11 @@ class Disagg:
         self.pools = {}
         for pool in ("prefill", "decode"):
             sc = pool_scenario(scenario, pool)
-            get_policy(sc["scheduler"]).check(sc, trace)
+            cls = policy_class(sc)
+            cls.check(sc, trace)
             f = Fleet(sc, trace, chain)
             f.replicas = [Replica(i, sc, trace, chain, Cost.from_scenario(sc), seg_cap, log_cap,
-                                  remote=pool == "decode")
+                                  remote=pool == "decode", policy=cls)
                           for i in range(cl[pool]["replicas"])]
             f.router = make_router(sc, f)
             self.pools[pool] = f

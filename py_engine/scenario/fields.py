@@ -75,8 +75,18 @@ VLLM = ("vllm",)
 
 FIELDS = [
     Field("scheduler", "choice", "continuous",
-          "Scheduling policy: static (request-level), continuous (Orca iteration-level), vllm.",
+          "Scheduling policy: static (request-level), continuous (Orca iteration-level), vllm, or "
+          "custom (the reader's own code: custom.code).",
           choices="schedulers", label="Scheduler", control=False),
+    Field("custom.name", "text", "my-policy", "The reader's policy's name (its lane's title).",
+          max=60, label="Policy name", control=False, url="policy_name",
+          when={"scheduler": ["custom"]}),
+    Field("custom.code", "text", "",
+          "scheduler = custom: Python source defining one subclass of Policy (from "
+          "py_engine.policies import Policy), with the built-in policies' hooks and verbs "
+          "(policies/base.py, sim/view.py); examples: py_engine/policies/examples/.",
+          max=200_000, label="Policy code", control=False, url="policy_code",
+          when={"scheduler": ["custom"]}),
     # ---- workload
     Field("workload.requests", "int", 64,
           "Number of generated requests (ignored when workload.items is given).",

@@ -16,7 +16,7 @@ import math
 from . import fields as F
 from ..data import deployments
 from ..errors import ScenarioError
-from ..policies import scheduler_names
+from ..policies import CUSTOM, scheduler_names
 from ..workload import traces
 
 _OBJECTS = F.objects()
@@ -35,8 +35,8 @@ def _num(x):
 
 
 def choices(field):
-    if field.choices == "schedulers":
-        return scheduler_names()
+    if field.choices == "schedulers":     # the registered ones and the reader's own
+        return list(scheduler_names()) + [CUSTOM]
     if field.choices in ("models", "gpus"):
         return list(deployments.MODELS if field.choices == "models" else deployments.GPUS)
     return field.choices
@@ -58,6 +58,8 @@ def allowed_text(field):
         text = "a number from %s to %s" % (_num(field.min), _num(field.max))
     elif t == "overrides":
         return "an object of server fields (those that differ from server)"
+    elif t == "text":
+        return "text of at most %s characters" % _num(field.max)
     elif t == "items":
         return "a list of 1 to %s objects {%s}" % (_num(field.max), ", ".join(
             "%s%s >= %s" % (f.path, "" if j < F.REQUIRED_ITEM_FIELDS else "?", _num(f.min))
@@ -149,6 +151,11 @@ def _value(field, value):
         return value
     if t == "items":
         return _items(field, value)
+    if t == "text":
+        if not isinstance(value, str) or len(value) > field.max:
+            raise ScenarioError(field.path, value if not isinstance(value, str) else
+                                "<%d characters>" % len(value), allowed_text(field))
+        return value
     if t == "overrides":     # checked once the server they override is known (_pools)
         if value is None:
             return {}
