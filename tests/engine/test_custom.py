@@ -106,3 +106,25 @@ def test_the_cli_runs_a_policy_file(tmp_path):
                 "--json")
     assert p.returncode == 0, p.stderr
     one_line(run_cli("run", "--policy-file", str(tmp_path / "absent.py")), "policy-file")
+
+
+def test_vtcs_fairness_bound_holds_on_every_run():
+    """The example asserts the bound at each decision; here on random workloads, and a VTC
+    that serves the largest counter first breaks it (the check can fail)."""
+    import random
+    code = code_of("vtc")
+    for seed in range(15):
+        rng = random.Random(seed)
+        wl = {"requests": rng.choice([60, 150]), "seed": seed,
+              "arrival": {"kind": "poisson", "rate": rng.choice([5, 20, 80])},
+              "skew": rng.choice([0, 0.5, 0.9]),
+              "prefix": {"kind": "system", "groups": rng.choice([2, 3, 5]),
+                         "tokens": rng.choice([100, 600])}}
+        py_engine.simulate(custom(code, workload=wl, server={"slots": rng.choice([2, 8])}))
+    unfair = code.replace("key=lambda k: (c[k], k))", "key=lambda k: (-c[k], k))")
+    assert unfair != code
+    with pytest.raises(py_engine.ScenarioError) as e:
+        py_engine.simulate(custom(unfair, workload={"requests": 150, "arrival": {
+            "kind": "poisson", "rate": 80}, "prefix": {"kind": "system", "groups": 3}},
+            server={"slots": 2}))
+    assert "VTC's bound" in e.value.message
