@@ -128,3 +128,11 @@ def test_vtcs_fairness_bound_holds_on_every_run():
             "kind": "poisson", "rate": 80}, "prefix": {"kind": "system", "groups": 3}},
             server={"slots": 2}))
     assert "VTC's bound" in e.value.message
+
+
+def test_the_protocol_offers_every_example_for_the_lab():
+    from py_engine.app.protocol import handle
+    got = handle({"method": "examples", "params": {}})["result"]
+    assert [e["name"] for e in got] == NAMES
+    for e in got:
+        assert e["code"] == code_of(e["name"]) and e["summary"]
