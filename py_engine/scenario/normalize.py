@@ -346,6 +346,8 @@ def normalize(raw):
     router = out["cluster"]["router"]
     if not router["weights"]:        # only llm_d has weights
         del router["weights"]
+    if not out["custom"]:            # only scheduler custom has its code
+        del out["custom"]
     wl = out["workload"]
     if wl["items"] is not None:
         wl["requests"] = len(wl["items"])
