@@ -15,6 +15,7 @@ server's document number for number (tests/engine/test_fleet.py).
 from ..analysis.results import passes_log_columns, run_metrics
 from ..sim import records
 from ..workload.blocks import block_reuse
+from .run import MAX_SCORES
 
 REPLICA_METRICS = ("passes", "utilization", "output_tokens", "throughput_tok_s", "served_rps",
                    "ttft", "tpot", "e2e", "goodput_rps", "slo_attainment", "preemptions",
@@ -118,7 +119,8 @@ class FleetRun:
 
     def extra_doc(self):
         """`replicas` (each one's requests, metrics and passes log) and `router` (decisions by
-        reason, prefix tokens forgone, the scores of the first requests)."""
+        reason, prefix tokens forgone, the load imbalance: the most requests a replica was sent
+        over the mean, and the scores and reason of the first requests)."""
         f = self.fleet
         reps = []
         for rep in f.replicas:
@@ -130,6 +132,7 @@ class FleetRun:
                 entry["metrics"] = None
             entry["passes_log"] = passes_log_columns(rep.sim.rec)
             reps.append(entry)
+        sent = [rep.sim.n for rep in f.replicas]
         return {"replicas": reps, "router": {
             "kind": f.scenario["cluster"]["router"]["kind"],
             "decisions": dict(sorted(f.reasons.items())),
@@ -139,7 +142,9 @@ class FleetRun:
             # fleet, and one per replica as this router sent them (workload/blocks.py)
             "block_reuse_one_cache": block_reuse(f.chain),
             "block_reuse_routed": block_reuse(f.chain, f.replica_of),
-            "scores": [[g, s] for g, s in f.scores]}}
+            "load_imbalance": max(sent) * len(sent) / sum(sent) if sum(sent) else None,
+            "scores": [[g, s] for g, s in f.scores],
+            "reasons": f.reason[:MAX_SCORES]}}
 
 
 class _One:

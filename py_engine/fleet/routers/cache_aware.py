@@ -19,6 +19,13 @@ from .base import Router, lowest, register
 
 @register("cache_aware")
 class CacheAware(Router):
+    label = "SGLang cache-aware"
+    score = "requests in flight (the router's own count)"
+    best = "lowest"
+    why = {"cache_hit": "its prefix tree matched more than cache_threshold of the prompt",
+           "smallest_tree": "no good match: the replica whose prefix tree is smallest",
+           "balance": "loads imbalanced: the least loaded replica"}
+
     def __init__(self, scenario, fleet):
         super().__init__(scenario, fleet)
         c = self.conf

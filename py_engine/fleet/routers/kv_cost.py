@@ -14,6 +14,12 @@ from .base import Router, register
 
 @register("kv_cost")
 class KvCost(Router):
+    label = "Dynamo KV cost"
+    score = "overlap_weight x prefill blocks + decode blocks"
+    best = "lowest"
+    why = {"overlap": "the lowest cost, with cached blocks there",
+           "load": "the lowest cost, with no cached blocks there"}
+
     def __init__(self, scenario, fleet):
         super().__init__(scenario, fleet)
         self.weight = self.conf["overlap_weight"]

@@ -23,6 +23,12 @@ LRU_TOKENS = 31_250 * 16       # the approximate index's capacity per endpoint
 
 @register("llm_d")
 class LlmD(Router):
+    label = "llm-d scorers"
+    score = "the weighted sum of prefix, queue and KV scores"
+    best = "highest"
+    why = {"prefix": "the best weighted score, with a prefix match",
+           "load": "the best weighted score, without a prefix match"}
+
     def __init__(self, scenario, fleet):
         super().__init__(scenario, fleet)
         w = self.conf["weights"]

@@ -7,5 +7,8 @@ from .base import Router, register
 
 @register("random")
 class Random(Router):
+    label = "random"
+    why = {"draw": "a uniform random draw"}
+
     def pick(self, g, t):
         return self.rng.randrange(self.n), "draw", None
