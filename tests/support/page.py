@@ -145,3 +145,15 @@ def flat_fleet(fleet: dict, routers: dict[str, dict] | None = None) -> dict[str,
         _walk(out, f"routers.{kind}", res["metrics"])
         _walk(out, f"routers.{kind}", {"load_imbalance": res["router"]["load_imbalance"]})
     return out
+
+
+def fleet_runs(native, scenario: dict, scheduler: str) -> tuple[dict, dict[str, dict]]:
+    """What the fleet figure runs for a scenario with a cluster, natively: (the fleet, {router
+    kind: the same scenario behind that router}), on `scheduler` (the last lane on screen)."""
+    kinds = next(f for f in native("schema", {})["fields"]
+                 if f["path"] == "cluster.router.kind")["choices"]
+
+    def run(sc):
+        return native("simulate", {"scenario": {**sc, "scheduler": scheduler}})
+
+    return run(scenario), {k: run(sc) for k, sc in router_scenarios(scenario, kinds).items()}

@@ -32,16 +32,23 @@ const REPLICA = [
 ];
 // The router comparison: path in a result, its hook's key, label, which way is better.
 const COMPARE = [
-  { path: 'metrics.throughput_tok_s', key: 'throughput_tok_s', label: 'output tok/s', kind: 'num', better: 'highest' },
+  { path: 'metrics.throughput_tok_s', key: 'throughput_tok_s', label: 'tok/s', kind: 'num', better: 'highest' },
   { path: 'metrics.ttft.p95', key: 'ttft.p95', label: 'TTFT p95', kind: 'time', better: 'lowest' },
-  { path: 'metrics.prefix_hit_rate', key: 'prefix_hit_rate', label: 'prefix hits', kind: 'pct', better: 'highest' },
-  { path: 'router.load_imbalance', key: 'load_imbalance', label: 'load max / mean', kind: 'ratio', better: 'lowest' },
+  { path: 'metrics.prefix_hit_rate', key: 'prefix_hit_rate', label: 'hits', kind: 'pct', better: 'highest' },
+  { path: 'router.load_imbalance', key: 'load_imbalance', label: 'max/mean', kind: 'ratio', better: 'lowest' },
 ];
 const WAITING = 'computing… (the engine answers as soon as it has loaded)';
 
 /** A hook: data-metric = name, data-value = the exact number ('' when there is none). */
 function metric(tag, name, value, text, attrs = {}) {
   return el(tag, { ...attrs, 'data-metric': name, 'data-value': value == null ? '' : String(value), text });
+}
+
+/** A number with a bar of `share` (0..1) before it: a row of a small bar chart. */
+function barred(hook, share) {
+  const bar = el('i', { class: 'fleet-bar' });
+  bar.style.width = `${Math.max(0, Math.min(1, share || 0)) * 100}%`;
+  return el('div', { class: 'barred' }, el('span', { class: 'track', 'aria-hidden': 'true' }, bar), hook);
 }
 
 function laneHeight(n, compact) {
@@ -178,7 +185,7 @@ export function createFleet(ctx) {
     const most = maxOf(v.replicas.map((r) => r.requests), 1);
     const head = el('tr', {}, el('th', { text: 'replica' }),
       ...REPLICA.map((c) => el('th', { class: c.opt ? 'opt' : null, text: c.label })),
-      el('th', { class: 'lane-col', text: 'over time: batch (shaded), KV (line), requests (ticks)' }));
+      el('th', { class: 'lane-col', text: 'over time' }));
     lanes = [];
     const rows = v.replicas.map((r, k) => {
       const canvas = el('canvas', { class: 'fleet-lane', role: 'img', 'data-replica': String(r.replica),
@@ -187,13 +194,9 @@ export function createFleet(ctx) {
       wire(canvas, k);
       return el('tr', {}, el('th', { text: String(r.replica) }), ...REPLICA.map((c) => {
         const x = getPath(r, c.path);
-        const cell = metric('td', `replica${r.replica}.${c.path.replace(/^metrics\./, '')}`, x, show(x, c.kind), { class: c.opt ? 'opt' : null });
-        if (c.bar) {
-          const bar = el('i', { class: 'fleet-bar', 'aria-hidden': 'true' });
-          bar.style.width = `${(100 * r.requests) / most}%`;
-          return el('td', { class: 'with-bar' }, bar, cell);
-        }
-        return cell;
+        const name = `replica${r.replica}.${c.path.replace(/^metrics\./, '')}`;
+        if (c.bar) return el('td', { class: 'with-bar' }, barred(metric('span', name, x, show(x, c.kind)), r.requests / most));
+        return metric('td', name, x, show(x, c.kind), { class: c.opt ? 'opt' : null });
       }), el('td', { class: 'lane-cell' }, canvas));
     });
     axisCanvas = el('canvas', { class: 'fleet-axis', 'aria-hidden': 'true' });
@@ -236,10 +239,9 @@ export function createFleet(ctx) {
       if (r?.error) { tr.append(el('td', { colspan: String(COMPARE.length), class: 'bad', text: r.error })); return tr; }
       COMPARE.forEach((c, i) => {
         const x = r ? getPath(r, c.path) : null;
-        const bar = el('i', { class: 'fleet-bar', 'aria-hidden': 'true' });
-        bar.style.width = x == null || !range[i].max ? '0' : `${(100 * x) / range[i].max}%`;
-        tr.append(el('td', { class: `with-bar${x != null && x === range[i].best && ok.length > 1 ? ' best' : ''}` }, bar,
-          metric('span', `routers.${kind}.${c.key}`, x, r ? show(x, c.kind) : '…')));
+        const hook = metric('span', `routers.${kind}.${c.key}`, x, r ? show(x, c.kind) : '…');
+        tr.append(el('td', { class: `with-bar${x != null && x === range[i].best && ok.length > 1 ? ' best' : ''}` },
+          barred(hook, x == null || !range[i].max ? 0 : x / range[i].max)));
       });
       return tr;
     });
@@ -274,11 +276,11 @@ export function createFleet(ctx) {
     row('prompt', `${fmt(c.prompt[id])} tokens, ${fmt(c.cached_tokens[id])} cached`);
     row('TTFT', t(c.ttft[id]));
     const kids = [el('b', { text: `Request #${id} → replica ${k}` }), dl];
-    if (reason) kids.push(el('div', { text: `why: ${router?.why?.[reason] || reason}` }));
+    if (reason) kids.push(el('div', { text: `It ${router?.why?.[reason] || reason}.` }));
     const scores = fleetView(res).scores.get(id);
     if (scores && router?.score) {
       const best = favoured(scores, router.best);
-      kids.push(el('div', { class: 'tip-head', text: `scores: ${router.score} (${router.best} wins)` }));
+      kids.push(el('div', { class: 'tip-head', text: `scores (${router.best} wins): ${router.score}` }));
       const list = el('dl');
       scores.forEach((s, i) => list.append(el('dt', { text: `replica ${i}${i === k ? ' ←' : ''}` }),
         el('dd', { class: i === best ? 'tip-best' : null, text: s == null ? 'not asked' : fmt(s) })));

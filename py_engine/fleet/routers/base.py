@@ -14,7 +14,7 @@ What a router may read (fleet/run.py), per replica `rep` of `self.fleet.replicas
 `pick` returns (replica, reason, scores or None): the reason is a word the result counts
 (decisions by reason), the scores what the page shows on hover. A router says in words what it is
 (`label`), what its scores are (`score`, and `best`: whether the lowest or the highest wins) and
-what each of its reasons means (`why`); schema() ships them (describe()), so the page names no
+what a request did for each of its reasons (`why`); schema() ships them (describe()), so the page names no
 router itself. `sent(g, t, k)` follows every
 decision (a router's own bookkeeping). Ties go to the lowest replica index unless the source
 breaks them at random (then with the router's seeded random.Random).
@@ -38,7 +38,7 @@ class Router:
     label = "?"            # the router in words
     score = None           # what its scores per replica are, in words (None: it keeps none)
     best = None            # "lowest" or "highest": the score that wins
-    why = {}               # reason -> what it means
+    why = {}               # reason -> what the request did, in words
 
     def __init__(self, scenario, fleet):
         self.fleet = fleet

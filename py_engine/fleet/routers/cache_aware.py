@@ -20,11 +20,11 @@ from .base import Router, lowest, register
 @register("cache_aware")
 class CacheAware(Router):
     label = "SGLang cache-aware"
-    score = "requests in flight (the router's own count)"
+    score = "requests in flight, by the router's own count"
     best = "lowest"
-    why = {"cache_hit": "its prefix tree matched more than cache_threshold of the prompt",
-           "smallest_tree": "no good match: the replica whose prefix tree is smallest",
-           "balance": "loads imbalanced: the least loaded replica"}
+    why = {"cache_hit": "followed its prefix-tree match (over cache_threshold of the prompt)",
+           "smallest_tree": "went to the smallest prefix tree (no match over cache_threshold)",
+           "balance": "went to the least loaded replica (loads imbalanced)"}
 
     def __init__(self, scenario, fleet):
         super().__init__(scenario, fleet)

@@ -17,8 +17,8 @@ class KvCost(Router):
     label = "Dynamo KV cost"
     score = "overlap_weight x prefill blocks + decode blocks"
     best = "lowest"
-    why = {"overlap": "the lowest cost, with cached blocks there",
-           "load": "the lowest cost, with no cached blocks there"}
+    why = {"overlap": "went to the lowest cost, where some of its blocks were cached",
+           "load": "went to the lowest cost, where none of its blocks were cached"}
 
     def __init__(self, scenario, fleet):
         super().__init__(scenario, fleet)

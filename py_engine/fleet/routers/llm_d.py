@@ -26,8 +26,8 @@ class LlmD(Router):
     label = "llm-d scorers"
     score = "the weighted sum of prefix, queue and KV scores"
     best = "highest"
-    why = {"prefix": "the best weighted score, with a prefix match",
-           "load": "the best weighted score, without a prefix match"}
+    why = {"prefix": "went to the best weighted score, where its prefix was cached",
+           "load": "went to the best weighted score, where none of it was cached"}
 
     def __init__(self, scenario, fleet):
         super().__init__(scenario, fleet)

@@ -12,8 +12,8 @@ class PowerOfTwo(Router):
     label = "power of two"
     score = "requests in flight of the two replicas drawn"
     best = "lowest"
-    why = {"two_choices": "the less loaded of two drawn at random",
-           "only": "the only replica"}
+    why = {"two_choices": "went to the less loaded of two replicas drawn at random",
+           "only": "went to the only replica"}
 
     def pick(self, g, t):
         if self.n == 1:

@@ -8,7 +8,7 @@ from .base import Router, register
 @register("round_robin")
 class RoundRobin(Router):
     label = "round robin"
-    why = {"turn": "its turn: request k goes to replica k mod N"}
+    why = {"turn": "went to the next replica in turn"}
 
     def pick(self, g, t):
         return g % self.n, "turn", None

@@ -14,7 +14,7 @@ class VllmDP(Router):
     label = "vLLM data parallel"
     score = "4 x waiting + running, as last published"
     best = "lowest"
-    why = {"lowest_score": "the lowest 4 x waiting + running"}
+    why = {"lowest_score": "went to the replica with the lowest 4 x waiting + running"}
 
     def __init__(self, scenario, fleet):
         super().__init__(scenario, fleet)
