@@ -65,7 +65,7 @@ def test_a_fleet_url_shows_the_native_numbers_and_why_each_request_went_where(
     rid = int(got.group(1))
     assert int(got.group(2)) == fleet["requests"][rid]["replica"] == k
     scores = dict(fleet["router"]["scores"])[rid]
-    shown_scores = re.findall(r"replica (\d+)(?: ←)?\s+([\d.,]+)", text.split("scores:")[1])
+    shown_scores = re.findall(r"replica (\d+)(?: ←)?\s+([\d.,]+)", text.split("wins):")[1])
     assert [int(i) for i, _ in shown_scores] == list(range(3))
     assert [float(s.replace(",", "")) for _, s in shown_scores] == pytest.approx(scores, abs=0.006)
     reason = fleet["router"]["reasons"][rid]

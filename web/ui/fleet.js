@@ -51,14 +51,16 @@ function barred(hook, share) {
   return el('div', { class: 'barred' }, el('span', { class: 'track', 'aria-hidden': 'true' }, bar), hook);
 }
 
+/** A lane's height in CSS px for n replicas; `compact`: an embed's share of it (the story's
+ *  embed also holds its card). */
 function laneHeight(n, compact) {
   const h = n <= 4 ? 30 : n <= 8 ? 24 : n <= 16 ? 18 : 14;
-  return compact ? Math.max(12, Math.round(h * 0.8)) : h;
+  return compact ? Math.max(12, Math.round(h * compact)) : h;
 }
 
 /**
  * ctx: {source, schema, onApply(path, value) (a router's button, the opener), cancel() (the side
- * work's), compact() (an embed: shorter lanes)}. Returns {show(reqs), run(token, reqs),
+ * work's), compact() (an embed: the share of a lane's usual height it gets, else 0)}. Returns {show(reqs), run(token, reqs),
  * cancelled(), redraw()}.
  */
 export function createFleet(ctx) {
@@ -107,6 +109,7 @@ export function createFleet(ctx) {
     $('fleet-progress').value = total ? done / total : 1;
     $('fleet-run-status').textContent = done < total ? `${done} of ${total} routers` : '';
     $('fleet-cancel').hidden = done >= total;
+    $('fleet-bar').hidden = done >= total;            // no empty bar once every router is in
   }
 
   async function ask(token, req) {
@@ -159,8 +162,8 @@ export function createFleet(ctx) {
     const slots = res.scenario.server.slots;
     const pool = v.replicas.map((r) => r.metrics?.kv_pool_tokens).find((p) => p != null);
     $('fleet-what').textContent = `${fmt(v.replicas.length)} replicas behind ${router?.label || res.router.kind}`;
-    $('fleet-caption').textContent = `Each replica is a whole ${schedulerLabel(schema.schedulers, reqs.scheduler)} server `
-      + `(${fmt(slots)} slots, KV pool ${pool == null ? 'unlimited' : `${fmt(pool)} tokens`}) on one clock`;
+    $('fleet-caption').textContent = `Each replica is a whole server (${schedulerLabel(schema.schedulers, reqs.scheduler)}: `
+      + `${fmt(slots)} slots, KV pool ${pool == null ? 'unlimited' : `${fmt(pool)} tokens`}) on one clock`;
     $('fleet-caption').append(el('span', { class: 'more', text: '; the other figures show one server taking all of this traffic' }), '.');
     $('fleet-numbers').replaceChildren(...NUMBERS.map(([name, label, path, kind]) => {
       const x = getPath(res, path);
@@ -320,6 +323,7 @@ export function createFleet(ctx) {
       if ($('fleet-cancel').hidden) return;
       $('fleet-run-status').textContent = 'cancelled';
       $('fleet-cancel').hidden = true;
+      $('fleet-bar').hidden = false;
       if (box.classList.contains('stale')) status('Cancelled: change a value to simulate the fleet again.');
     },
     redraw: frame,

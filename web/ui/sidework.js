@@ -36,7 +36,7 @@ export function createSideWork(ctx) {
   const sizing = {};          // figure -> the parameter the reader chose to sweep (fig.sweep.params)
   const defOf = (name) => sweepOf(schema.figures[name], sizing[name]);
   const state = () => ({ ...ctx.state(), sizing });
-  const fleet = createFleet({ source, schema, onApply: ctx.onApply, cancel: () => cancel(), compact: () => !!root.dataset.embed });
+  const fleet = createFleet({ source, schema, onApply: ctx.onApply, cancel: () => cancel(), compact: () => ({ story: 0.6, fleet: 0.8 })[root.dataset.embed] || 0 });
   const showFleet = () => fleet.show(pageRequests(ctx.page, state()).fleet);
   for (const [name, fig] of figures) {
     const pick = $(`${name}-param`);
