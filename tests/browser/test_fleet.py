@@ -112,6 +112,13 @@ def test_a_single_server_page_opens_the_fleet_on_request(strict_page, site_url, 
     _, _, want = expected(native, "replicas=4", "continuous")
     shown = read_metrics(page)
     assert len(fleet_metrics(shown)) > 30 and metrics_match(shown, want) > 30
+    # back to one server: the figure closes and no fleet number stays behind
+    page.fill("#ctl-replicas", "1")
+    page.press("#ctl-replicas", "Enter")
+    page.wait_for_selector("#fleet-open", state="visible")
+    settle(page)
+    assert "replicas" not in parse_qs(urlsplit(page.url).query)
+    assert not fleet_metrics(read_metrics(page))
 
 
 @pytest.mark.parametrize("query", [FLEET, FLEET.replace("replicas=3", "replicas=8"), "story=10&embed=fleet"])

@@ -60,8 +60,8 @@ function laneHeight(n, compact) {
 
 /**
  * ctx: {source, schema, onApply(path, value) (a router's button, the opener), cancel() (the side
- * work's), compact() (an embed: the share of a lane's usual height it gets, else 0)}. Returns {show(reqs), run(token, reqs),
- * cancelled(), redraw()}.
+ * work's), compact() (an embed: the share of a lane's usual height it gets, else 0)}.
+ * Returns {show(reqs), run(token, reqs), cancelled(), redraw()}.
  */
 export function createFleet(ctx) {
   const { source, schema } = ctx;
@@ -98,7 +98,12 @@ export function createFleet(ctx) {
     const k = reqs ? canonical(reqs.run) : null;
     if (k === key) return;
     key = k;
-    if (!reqs) { shown = null; return; }
+    if (!reqs) {                      // one server again: nothing of the fleet stays in the page
+      shown = null;
+      for (const id of ['fleet-numbers', 'fleet-lanes', 'fleet-decisions', 'fleet-routers']) $(id).replaceChildren();
+      lanes = []; axisCanvas = null;
+      return;
+    }
     for (const e of box.querySelectorAll('[data-metric]')) { e.dataset.value = ''; e.textContent = '…'; }
     box.classList.add('stale');
     status(source.live ? 'simulating the fleet…' : WAITING);
@@ -145,7 +150,12 @@ export function createFleet(ctx) {
     for (const { kind, req } of reqs.routers) {
       if (token.stale) return;
       progress(done, reqs.routers.length);
-      try { rows.set(kind, await ask(token, req)); } catch (err) { if (token.stale) return; rows.set(kind, { error: err.detail?.message || err.message }); }
+      try {
+        rows.set(kind, await ask(token, req));
+      } catch (err) {
+        if (token.stale) return;
+        rows.set(kind, { error: err.detail?.message || err.message });    // the row says why
+      }
       if (token.stale) return;
       done++;
       renderRouters(rows);
@@ -169,8 +179,8 @@ export function createFleet(ctx) {
       const x = getPath(res, path);
       return el('div', { class: 'fleet-number' }, metric('b', name, x, show(x, kind)), el('span', { text: label }));
     }));
-    const why = Object.entries(res.router.decisions).map(([reason, n]) =>
-      el('span', { title: router?.why?.[reason] || reason }, metric('b', `router.decisions.${reason}`, n, fmt(n)), document.createTextNode(` ${router?.why?.[reason] || reason}`)));
+    const why = Object.entries(res.router.decisions).map(([reason, n]) => el('span', {},
+      metric('b', `router.decisions.${reason}`, n, fmt(n)), document.createTextNode(` ${router?.why?.[reason] || reason}`)));
     const words = el('p', { class: 'fleet-decisions' }, document.createTextNode('Decisions: '));
     why.forEach((w, i) => { if (i) words.append(document.createTextNode(' · ')); words.append(w); });
     if (res.router.prefix_tokens_held != null) {
