@@ -5,7 +5,8 @@ it in this list (tests/engine/test_layers.py reads every import and holds the ru
 
     errors.py        ScenarioError (bad input; PolicyError: a policy broke a rule) and EngineError
     data/            cited tables and compact data: deployments (models, GPUs), measurements
-                     (Splitwise), trace_data (Azure traces 2023, CC BY 4.0), each made by a tool
+                     (Splitwise), azure_traces (Azure traces 2023, CC BY 4.0), mooncake_traces
+                     (Mooncake traces, FAST'25, Apache-2.0), each made by a tool
     sim/             the simulator: exact (integer helpers), records (result layouts), work (the
                      cap), recorder, phases (the residents' state machine), verbs (a policy's
                      checked actions), view (what a policy may read: the policy interface), core

@@ -20,10 +20,11 @@ from typing import NamedTuple
 from .analysis import slo as _slo
 from .analysis.results import RESULT_CAPS, result, run_metrics
 from .errors import ScenarioError
-from .fleet.result import FleetRun
+from .fleet.disagg import run_disagg_steps
+from .fleet.result import DisaggRun, FleetRun
 from .fleet.run import run_fleet_steps
 from .model.cost import Cost
-from .policies import SPEEDUP, base_schedulers, get as _get_policy, scheduler_names
+from .policies import CUSTOM, SPEEDUP, base_schedulers, policy_class, scheduler_names
 from .scenario import fields
 from .scenario.normalize import holds
 from .scenario.prepared import Scenario, prepare
@@ -63,9 +64,9 @@ def run_steps(scenario, trace: Trace | None = None, slice_s: float | None = None
         raise ScenarioError("work_cap", work_cap, "an integer >= 1, or None (no cap)")
     if trace is None:
         trace = generate(scenario["workload"])
-    if scenario["cluster"]["replicas"] > 1:
+    if scenario["cluster"]["replicas"] > 1 or scenario["cluster"]["prefill"]["replicas"]:
         return (yield from fleet_steps(scenario, trace, slice_s, work_cap))
-    cls = _get_policy(scenario["scheduler"])
+    cls = policy_class(scenario)
     cls.check(scenario, trace)
     sim = Sim(trace, scenario["server"]["slots"], Cost.from_scenario(scenario),
               seg_cap=RESULT_CAPS["segments"], log_cap=RESULT_CAPS["passes_log"])
@@ -95,18 +96,20 @@ def run_steps(scenario, trace: Trace | None = None, slice_s: float | None = None
 
 
 def fleet_steps(scenario, trace, slice_s=None, work_cap=WORK_CAP):
-    """A fleet (fleet/run.py) -> its finished FleetRun, in slices; the work cap bounds the
-    replicas' work together."""
+    """A fleet (fleet/run.py; disaggregated: fleet/disagg.py) -> its finished FleetRun or
+    DisaggRun, in slices; the work cap bounds the replicas' work together."""
+    disagg = scenario["cluster"]["prefill"]["replicas"] > 0
+    steps = run_disagg_steps if disagg else run_fleet_steps
     try:
-        fleet = yield from run_fleet_steps(scenario, trace, slice_s, work_cap,
-                                           RESULT_CAPS["segments"], RESULT_CAPS["passes_log"])
+        fleet = yield from steps(scenario, trace, slice_s, work_cap, RESULT_CAPS["segments"],
+                                 RESULT_CAPS["passes_log"])
     except WorkCapExceeded as e:
         raise too_much(scenario, e.work, e.done, e.n, work_cap) from None
     except OverflowError:
         raise ScenarioError("workload", "<trace>", "a run whose simulated time fits in 2^63 "
                             "ticks", "the simulated time overflows: use fewer or shorter "
                             "requests or a cheaper cost model") from None
-    return FleetRun(fleet)
+    return DisaggRun(fleet) if disagg else FleetRun(fleet)
 
 
 def run_sim(scenario, trace: Trace | None = None, work_cap: int | None = WORK_CAP) -> Run:
@@ -129,7 +132,7 @@ def _check_schedulers(schedulers):
     """The scheduler names asked for (None: the base ones), checked."""
     if schedulers is None:
         return base_schedulers()
-    names = scheduler_names()
+    names = scheduler_names() + [CUSTOM]
     if isinstance(schedulers, str) or not isinstance(schedulers, (list, tuple)) or not schedulers:
         raise ScenarioError("schedulers", schedulers, "a non-empty list of scheduler names")
     for name in schedulers:

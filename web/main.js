@@ -227,7 +227,7 @@ function redrawAll() {   // a theme, size or mode change: every figure again
 
 function wireUI() {
   story = createStory({ page: ctx, view, apply: applyScenario, left: () => { writeURL(); lanes.refit(); redrawAll(); } });
-  traceFile = createTraceInput(changed, ctx.fields.find((f) => f.path === 'workload.requests')?.page_max);
+  traceFile = createTraceInput(changed, ctx.fields.find((f) => f.path === 'workload.requests')?.page_max, (m, p) => app.source.call(m, p));
   $('btn-lecture').addEventListener('click', toggleLecture);
   wireDrawer(root);
   $('btn-theme').addEventListener('click', toggleTheme);

@@ -218,6 +218,12 @@ def _count_all(masks, n):
     return both.to_bytes(n, "little").count(1)
 
 
+def gpus(scenario):
+    """The GPUs one server of the scenario takes: its roofline deployment's tp, else 1."""
+    cost = scenario["server"]["cost"]
+    return cost["tp"] if isinstance(cost, dict) and cost.get("kind") == "roofline" else 1
+
+
 def compute(sim, scenario):
     n, slots, passes = sim.n, sim.slots, sim.passes
     arrive, out, first, done, last = (sim.arrive, sim.out, sim.first_tick, sim.done_tick,
@@ -303,6 +309,9 @@ def compute(sim, scenario):
         "kv_peak_tokens": int(sim.kv_peak),
         # the KV budget the run had, kv_tokens "auto" resolved (None: unlimited)
         "kv_pool_tokens": scenario.kv_pool,
+        # GPUs the run took: a deployment's tensor-parallel group (1 without one); a fleet's
+        # replicas add theirs (fleet/result.py); goodput_per_gpu = goodput_rps / gpus
+        "gpus": gpus(scenario),
         "prefix_hit_rate": None,
         "makespan_ticks": makespan,
     }

@@ -78,6 +78,7 @@ def run_metrics(run):
     """A finished run's metrics: the core's (metrics.compute) and its policy's own counters."""
     m = metrics.compute(run.sim, run.scenario)
     m.update(run.policy.extra_metrics())
+    m["goodput_per_gpu"] = m["goodput_rps"] / m["gpus"]
     return m
 
 
@@ -109,6 +110,10 @@ def result(run):
         names = list(cols)
         doc["requests"] = list(map(dict, map(zip, repeat(names), zip(*cols.values()))))
         del cols
+        if hasattr(run, "request_extras"):      # a disaggregated fleet's (fleet/result.py)
+            for k, col in run.request_extras(n).items():
+                for row, v in zip(doc["requests"], col):
+                    row[k] = v
         doc["segments"] = list(map(list, sim.rec.segments))
         doc["passes_log"] = passes_log_columns(sim.rec)
     return doc
@@ -124,8 +129,16 @@ def columns(run):
     n = min(sim.n, RESULT_CAPS["requests"])
     doc = result_meta(run, n)
     with _no_gc():
-        doc["requests"] = _table(n, {k: array("d", v)
-                                     for k, v in request_columns(sim, n).items()})
+        cols = request_columns(sim, n)
+        if hasattr(run, "request_extras"):      # a disaggregated fleet's, one column a part
+            for k, col in run.request_extras(n).items():
+                if col and isinstance(col[0], dict):
+                    for part in col[0]:
+                        cols["%s.%s" % (k, part)] = [v[part] for v in col]
+                else:
+                    cols[k] = col
+        doc["requests"] = _table(n, {k: array("d", v) for k, v in cols.items()})
+        del cols
         segs = sim.rec.segments
         slot, rid, phase, first, last = (list(c) for c in zip(*segs)) if segs else ([],) * 5
         doc["segments"] = _table(len(segs), {

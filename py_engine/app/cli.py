@@ -9,8 +9,8 @@ Ray cluster), with the serial answer.
 """
 
 import argparse
-import csv
 import json
+import os
 import sys
 
 from .. import api, bench
@@ -19,9 +19,9 @@ from ..api import set_field
 from ..model import kv
 from ..model.kv import KV_PARAMS
 from ..policies import base_schedulers
-from ..scenario import fields
+from ..scenario import fields, tracefile
 from ..verify import check
-from . import parallel, report
+from . import parallel, plan, report
 from .figures import FIGURES
 from ..errors import ScenarioError
 from ..sim.work import WORK_CAP
@@ -41,6 +41,14 @@ def _value(text):
         except ValueError:
             pass
     return {"null": None, "true": True, "false": False}.get(text, text)
+
+
+def _json_object(path, text):
+    """--prefill-server '{"cost": {"tp": 2}}': a JSON object (the scenario validator checks it)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        raise ScenarioError(path, text[:40], "a JSON object of server fields") from None
 
 
 def _work_cap(text):
@@ -91,34 +99,12 @@ def _read_text(what, path):
 
 
 def _read_trace(path):
-    text = _read_text("trace", path)
-    items = []
-    if path.endswith(".csv"):
-        reader = csv.reader(text.splitlines())
-        header = [h.strip() for h in next(reader, [])]
-        for row in reader:
-            if not row:
-                continue
-            if len(row) != len(header):   # a short row or an extra field: never guessed at
-                raise ScenarioError("trace", "%s line %d" % (path, reader.line_num),
-                                    "%d comma-separated fields (%s)" % (len(header), ",".join(header)),
-                                    "trace %s line %d: %d fields, the header names %d (%s)"
-                                    % (path, reader.line_num, len(row), len(header),
-                                       ",".join(header)))
-            items.append({k: _value(v.strip()) for k, v in zip(header, row)})
-    else:
-        for i, line in enumerate(text.splitlines()):
-            if line.strip():
-                try:
-                    items.append(json.loads(line))
-                except (ValueError, RecursionError):
-                    raise ScenarioError("trace", "%s line %d" % (path, i + 1),
-                                        "one JSON object per line",
-                                        "trace %s line %d: not JSON" % (path, i + 1)) from None
-    return items
+    """A trace file's requests, by the parser the page uses too (scenario/tracefile.py)."""
+    return tracefile.parse(path, _read_text("trace", path))["items"]
 
 
-CLI_FIELDS = [f for f in fields.FIELDS if f.type != "items"]
+# custom.code comes as a file (--policy-file), not as a flag's text
+CLI_FIELDS = [f for f in fields.FIELDS if f.type != "items" and f.path != "custom.code"]
 
 
 def scenario_from_args(args):
@@ -135,6 +121,12 @@ def scenario_from_args(args):
             raise ScenarioError("scenario", src[:40], "a JSON object",
                                 "scenario %s: must hold a JSON object, not %s"
                                 % (src[:40], type(sc).__name__ if sc is not None else "null"))
+    if getattr(args, "policy_file", None):
+        # --policy-file FILE.py: the reader's own scheduler (policies/custom.py)
+        path = args.policy_file
+        sc["scheduler"] = "custom"
+        sc["custom"] = {"name": os.path.splitext(os.path.basename(path))[0][:60],
+                        "code": _read_text("policy-file", path)}
     trace = fields.BY_PATH["workload.trace.name"]
     for f in CLI_FIELDS:
         v = getattr(args, f.flag.replace("-", "_"), None)
@@ -143,7 +135,8 @@ def scenario_from_args(args):
             set_field(sc, "workload.items", _read_trace(v))
             continue
         if v is not None:
-            v = _flag(v) if f.type == "bool" else _value(v)
+            v = (_flag(v) if f.type == "bool" else _json_object(f.path, v)
+                 if f.type == "overrides" else _value(v))
             if f.type == "cost" and v in f.object_choices:
                 v = {"kind": v}       # an object form: its fields come as their own flags
             set_field(sc, f.path, v)  # replaces a non-object on the way (arrival: "burst")
@@ -173,6 +166,9 @@ def _parser():
             sp.add_argument("--" + f.flag, *("--" + a.replace("_", "-") for a in f.aliases),
                             dest=f.flag.replace("-", "_"), metavar="V",
                             help="%s (%s)" % (f.path, f.description))
+        sp.add_argument("--policy-file", metavar="FILE.py",
+                        help="your own scheduler: Python defining one subclass of Policy "
+                             "(examples: py_engine/policies/examples/); scheduler = custom")
         sp.add_argument("--json", action="store_true", help="print the full JSON result")
         sp.add_argument("--max-work", type=_work_cap, default=WORK_CAP, metavar="N",
                         help="stop a run after N units of work (py_engine/sim/work.py; default "
@@ -187,14 +183,14 @@ def _parser():
     sw.add_argument("--param", default=fields.BY_PATH[default["param"]].url,
                     help="one of " + ", ".join(fields.SWEEPS))
     sw.add_argument("--values", default=",".join(map(str, default["values"])))
-    where = sw.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=_workers, default=None, metavar="N",
-                       help="run the points in N local processes (default: one per core, %d "
-                            "here; 1 = in series); the answer is the same"
-                            % parallel.default_workers())
-    where.add_argument("--ray", metavar="ADDRESS",
-                       help="run the points as tasks on a running Ray cluster: auto or host:port "
-                            "(needs pip install 'py_engine[ray]'); the answer is the same")
+    _where(sw)
+    pl = scenario_cmd("plan", "the best way to spend a GPU budget: colocated or "
+                              "prefill/decode, ranked by goodput per GPU")
+    pl.add_argument("--gpus", type=int, required=True, metavar="N", help="the GPU budget")
+    pl.add_argument("--capacity", action="store_true",
+                    help="rank each candidate at the highest load meeting the SLO (DistServe's "
+                         "goodput), not at the scenario's load")
+    _where(pl)
     vp = sub.add_parser("validate", help="the roofline cost model vs public measurements")
     vp.add_argument("--json", action="store_true")
     ck = sub.add_parser("check", help="self-verification: engine vs the article's references")
@@ -209,6 +205,23 @@ def _parser():
     bn = sub.add_parser("bench", help="event-driven engine vs step loop; 1M requests")
     bn.add_argument("--quick", action="store_true", help="smaller sizes")
     return p
+
+
+def _where(sp):
+    """--workers / --ray: where a command's independent points run."""
+    where = sp.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=_workers, default=None, metavar="N",
+                       help="run the points in N local processes (default: one per core, %d "
+                            "here; 1 = in series); the answer is the same"
+                            % parallel.default_workers())
+    where.add_argument("--ray", metavar="ADDRESS",
+                       help="run the points as tasks on a running Ray cluster: auto or host:port "
+                            "(needs pip install 'py_engine[ray]'); the answer is the same")
+
+
+def _executor(args):
+    return (parallel.ray(args.ray) if args.ray is not None
+            else parallel.processes(args.workers or parallel.default_workers()))
 
 
 def _one_name_per_field(argv):
@@ -245,14 +258,20 @@ def main(argv=None):
         if args.cmd == "sweep":
             values = [_value(v.strip()) for v in args.values.split(",") if v.strip()]
             name = sc.pop("scheduler", None)  # --scheduler X: sweep X alone, sized to the SLO
-            executor = (parallel.ray(args.ray) if args.ray is not None
-                        else parallel.processes(args.workers or parallel.default_workers()))
             r = api.sweep(sc, args.param, values, (name,) if name else None, args.max_work,
-                          executor)
+                          _executor(args))
             if args.json:
                 print(json.dumps(r, indent=1, allow_nan=False))
             else:
                 print(report.slo_table(r, name) if name else report.speedup_table(r))
+            return 0
+        if args.cmd == "plan":
+            cost = sc.setdefault("server", {}).get("cost")
+            if cost is None or isinstance(cost, dict) and "kind" not in cost:
+                # --model / --gpu alone: a plan is about a real deployment
+                sc["server"]["cost"] = dict(cost or {}, kind="roofline")
+            r = plan.plan(sc, args.gpus, args.max_work, _executor(args), args.capacity)
+            print(json.dumps(r, indent=1, allow_nan=False) if args.json else report.plan(r))
             return 0
         if args.cmd == "run":
             r = api.simulate(sc, args.max_work)
@@ -261,7 +280,8 @@ def main(argv=None):
             schedulers = base_schedulers()
             if sc.get("scheduler") not in (None,) + schedulers:
                 schedulers = schedulers + (sc["scheduler"],)
-            sc.pop("scheduler", None)
+            if sc.get("scheduler") != "custom":   # a reader's code stays with its scheduler
+                sc.pop("scheduler", None)
             r = api.compare(sc, schedulers, args.max_work)
             results = {k: v for k, v in r.items() if k != "speedup"}
         if args.json:

@@ -89,7 +89,7 @@ def stall(scenario=None):
     article_cost = cost == "unit"
     if article_cost:
         cost = "article"
-    chunk = min(sv["chunk"], STALL_PROMPT)
+    chunk = min(sv["chunk"] or STALL_PROMPT, STALL_PROMPT)   # 0 = off: one chunk
     out = {"prompt": STALL_PROMPT, "streams": STALL_STREAMS, "chunk": chunk,
            "article_cost": article_cost}
     for name, c in (("unchunked", NO_CHUNK), ("chunked", chunk)):

@@ -1,7 +1,7 @@
 """The worker protocol: JSON-safe request in, JSON-safe response out, never raises.
 
 request  {"method": "simulate"|"compare"|"sweep"|"sizing"|"stall"|"check"|"schema"|"presets"
-          |"story"|"kv"|"calibrate"|"serve_flags", "params": {...}}
+          |"story"|"kv"|"calibrate"|"serve_flags"|"parse_trace"|"examples", "params": {...}}
 response {"ok": true, "result": ...} or
          {"ok": false, "error": {"type": "ScenarioError"|"EngineError", "field", "value",
                                  "allowed", "message"}}
@@ -9,7 +9,9 @@ params: simulate {"scenario"}, compare {"scenario", "schedulers"?}, sweep {"scen
 "values", "schedulers"?}, sizing {"scenario", "param", "points", "schedulers"?} (api.sizing: the
 verdict of a sweep the page ran point by point), stall {"scenario"} (figures.stall), check
 {"quick"?: bool}, serve_flags {"scenario"} (serve_flags.py: {"command": "vllm serve ..."}), schema {},
-presets {}, story {} (presets.STORY), kv {...} (py_engine.model.kv), calibrate {"csv"}.
+presets {}, story {} (presets.STORY), kv {...} (py_engine.model.kv), calibrate {"csv"},
+parse_trace {"name", "text", "max_items"?} (scenario/tracefile.py: a trace file's requests),
+examples {} (policies/examples: the reference policies' sources, for the policy lab).
 Floats that are not finite never leave: they become null.
 
 Three doors to the same answers:
@@ -31,6 +33,8 @@ from ..analysis import calibrate, results
 from ..model import kv, roofline
 from ..verify import check
 from ..errors import ScenarioError, show
+from ..policies import examples
+from ..scenario import tracefile
 from ..scenario.presets import presets, story
 from . import figures
 from .serve_flags import serve_flags
@@ -92,10 +96,14 @@ METHODS = {
     "story": _now(lambda p: story()),
     "kv": _now(_kv),
     "calibrate": _now(_calibrate),
+    "parse_trace": _now(lambda p: tracefile.parse(p.get("name"), p.get("text"),
+                                                  p.get("max_items"))),
+    "examples": _now(lambda p: examples.sources()),
 }
 PARAMS = {"simulate": {"scenario"}, "compare": {"scenario", "schedulers"},
           "sweep": {"scenario", "param", "values", "schedulers"}, "check": {"quick"},
-          "stall": {"scenario"}, "serve_flags": {"scenario"}, "sizing": {"scenario", "param", "points", "schedulers"}, "schema": set(), "presets": set(), "story": set(), "calibrate": {"csv"}}
+          "stall": {"scenario"}, "serve_flags": {"scenario"}, "sizing": {"scenario", "param", "points", "schedulers"}, "schema": set(), "presets": set(), "story": set(), "calibrate": {"csv"},
+          "parse_trace": {"name", "text", "max_items"}, "examples": set()}
 
 
 def _clean(x):

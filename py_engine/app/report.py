@@ -35,6 +35,8 @@ def describe(scenario):
         if explicit and f.parent.startswith("workload"):
             continue
         v = _get(scenario, f.path)
+        if f.path == "custom.code" or v == {}:
+            continue      # the code is in its file; no pool overrides
         if isinstance(v, dict):
             v = "custom"
         if v is not None and v != f.default:
@@ -197,4 +199,27 @@ def kv_capacity(r, asked):
     lines += ["  %-22s %s" % row for row in rows]
     if not r["fits"]:
         lines.append("  the weights alone do not fit: add GPUs (--gpus) or use a smaller dtype")
+    return "\n".join(lines)
+
+
+def plan(r):
+    """The planner's candidates, best first, and its verdict."""
+    cap = r["capacity"]
+    lines = ["%d GPUs, %d candidates, ranked by goodput per GPU %s" % (
+        r["gpus"], len(r["candidates"]), "at each one's capacity (the highest load meeting the "
+        "SLO)" if cap else "at the scenario's load"),
+        "  %-34s %5s %10s %8s %9s %9s %9s%s" % ("candidate", "GPUs", "good/GPU", "SLO",
+                                               "TTFT p90", "TPOT p90", "ITL p99",
+                                               " %10s" % "capacity" if cap else "")]
+    for c in r["candidates"]:
+        if c["kind"] == "colocated":
+            name = "colocated %d x TP%d" % (c["replicas"], c["tp"])
+        else:
+            name = "P/D %d x TP%d : %d x TP%d" % (c["prefill"]["replicas"], c["prefill"]["tp"],
+                                                 c["decode"]["replicas"], c["decode"]["tp"])
+        lines.append("  %-34s %5d %10.3f %8s %9s %9s %9s%s" % (
+            name, c["gpus"], c["goodput_per_gpu"], "meets" if c["meets_slo"] else "fails",
+            fmt(c["ttft_p90"], 0), fmt(c["tpot_p90"], 1), fmt(c["itl_p99"], 1),
+            " %10s" % fmt(c.get("capacity_rps"), 2) if cap else ""))
+    lines.append("recommended: " + r["reason"])
     return "\n".join(lines)

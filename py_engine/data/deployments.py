@@ -51,6 +51,19 @@ MODELS = {
     "qwen2.5-72b": dict(
         label="Qwen2.5-72B", layers=80, hidden=8192, heads=64, kv_heads=8, head_dim=128,
         intermediate=29568, vocab=152064, qkv_bias=True, source=_HF % "Qwen/Qwen2.5-72B"),
+    "qwen3-32b": dict(
+        # config.json: 64 layers, hidden 5120, 64 heads (head_dim 128, so the attention width is
+        # 8192, not hidden), 8 KV heads, intermediate 25600, vocab 151936, no attention bias
+        # (Qwen3 has per-head q/k RMS norms instead: negligible work), untied embeddings
+        label="Qwen3-32B", layers=64, hidden=5120, heads=64, kv_heads=8, head_dim=128,
+        intermediate=25600, vocab=151936, source=_HF % "Qwen/Qwen3-32B"),
+    "opt-13b": dict(
+        # config.json of facebook/opt-13b: 40 layers, hidden 5120, 40 heads (no GQA), ffn_dim
+        # 20480 with ReLU (not gated), biases, learned positions, embeddings tied to the LM head
+        # (DistServe's and vLLM's papers' model)
+        label="OPT-13B", layers=40, hidden=5120, heads=40, kv_heads=40, head_dim=128,
+        intermediate=20480, vocab=50272, gated_mlp=False, biases=True, tied=True,
+        source=_HF % "facebook/opt-13b"),
     "bloom-176b": dict(
         # n_layer 70, hidden_size 14336, n_head 112 (no GQA: 112 KV heads), a 4 x hidden GELU MLP
         # with biases, ALiBi (no position embeddings), tied word embeddings.

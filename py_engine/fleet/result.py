@@ -12,7 +12,9 @@ With one replica the merged view is that replica, so a one-replica fleet gives t
 server's document number for number (tests/engine/test_fleet.py).
 """
 
+from ..analysis.metrics import gpus
 from ..analysis.results import passes_log_columns, run_metrics
+from ..model.cost import TICKS
 from ..sim import records
 from ..workload.blocks import block_reuse
 from .run import MAX_SCORES
@@ -76,9 +78,13 @@ class Merged:
 class _Counters:
     """The replicas' policies as one: their counters added, their block view if only one."""
 
-    def __init__(self, fleet):
-        self.policies = [r.policy for r in fleet.replicas]
-        self.pools = [r.kv_pool for r in fleet.replicas]
+    def __init__(self, replicas, passes=None):
+        """replicas: every replica of the fleet; passes: the fleet's passes when the merged
+        view counts slot steps instead (pools of different slots)."""
+        self.policies = [r.policy for r in replicas]
+        self.pools = [r.kv_pool for r in replicas]
+        self.gpus = sum(gpus(r.policy.scenario) for r in replicas)
+        self.passes = passes
 
     def extra_metrics(self):
         parts = [p.extra_metrics() for p in self.policies]
@@ -101,6 +107,9 @@ class _Counters:
             pc["hit_rate"] = pc["hits"] / pc["queries"] if pc.get("queries") else None
             out["prefix_hit_rate"] = pc["hit_rate"]
         out["kv_pool_tokens"] = None if any(p is None for p in self.pools) else sum(self.pools)
+        out["gpus"] = self.gpus
+        if self.passes is not None:
+            out["passes"] = self.passes
         return out
 
     def block_view(self):
@@ -115,40 +124,135 @@ class FleetRun:
         self.fleet = fleet
         self.scenario = fleet.scenario
         self.sim = Merged(fleet)
-        self.policy = _Counters(fleet)
+        self.policy = _Counters(fleet.replicas)
 
     def extra_doc(self):
         """`replicas` (each one's requests, metrics and passes log) and `router` (decisions by
         reason, prefix tokens forgone, the load imbalance: the most requests a replica was sent
         over the mean, and the scores and reason of the first requests)."""
         f = self.fleet
-        reps = []
-        for rep in f.replicas:
-            entry = {"replica": rep.index, "requests": rep.sim.n}
-            if rep.sim.n:
-                m = run_metrics(_One(rep, f.scenario))
-                entry["metrics"] = {k: m[k] for k in REPLICA_METRICS}
-            else:
-                entry["metrics"] = None
-            entry["passes_log"] = passes_log_columns(rep.sim.rec)
-            reps.append(entry)
-        sent = [rep.sim.n for rep in f.replicas]
-        return {"replicas": reps, "router": {
-            "kind": f.scenario["cluster"]["router"]["kind"],
-            "decisions": dict(sorted(f.reasons.items())),
-            "prefix_tokens_held": f.hit_at_route,
-            "prefix_tokens_forgone": f.forgone,
-            # a cache-only replay of the trace's hash ids, no eviction: one cache for the
-            # fleet, and one per replica as this router sent them (workload/blocks.py)
-            "block_reuse_one_cache": block_reuse(f.chain),
-            "block_reuse_routed": block_reuse(f.chain, f.replica_of),
-            "load_imbalance": max(sent) * len(sent) / sum(sent) if sum(sent) else None,
-            "scores": [[g, s] for g, s in f.scores],
-            "reasons": f.reason[:MAX_SCORES]}}
+        return {"replicas": replica_entries(f.replicas), "router": router_doc(f)}
+
+
+def replica_entries(replicas, pool=None):
+    """Each replica's requests, metrics (REPLICA_METRICS; None without requests) and passes
+    log; `pool` names a disaggregated fleet's pool."""
+    out = []
+    for rep in replicas:
+        entry = {"replica": rep.index, "requests": rep.sim.n}
+        if pool is not None:
+            entry["pool"] = pool
+        if rep.sim.n:
+            m = run_metrics(_One(rep))
+            entry["metrics"] = {k: m[k] for k in REPLICA_METRICS}
+        else:
+            entry["metrics"] = None
+        entry["passes_log"] = passes_log_columns(rep.sim.rec)
+        out.append(entry)
+    return out
+
+
+def router_doc(f):
+    """A router's counters over its fleet (or pool); the load imbalance is the most requests a
+    replica was sent over the mean."""
+    sent = [rep.sim.n for rep in f.replicas]
+    return {
+        "kind": f.scenario["cluster"]["router"]["kind"],
+        "decisions": dict(sorted(f.reasons.items())),
+        "prefix_tokens_held": f.hit_at_route,
+        "prefix_tokens_forgone": f.forgone,
+        # a cache-only replay of the trace's hash ids, no eviction: one cache for the fleet,
+        # and one per replica as this router sent them (workload/blocks.py)
+        "block_reuse_one_cache": block_reuse(f.chain),
+        "block_reuse_routed": block_reuse(f.chain, f.replica_of),
+        "load_imbalance": max(sent) * len(sent) / sum(sent) if sum(sent) else None,
+        "scores": [[g, s] for g, s in f.scores],
+        "reasons": f.reason[:MAX_SCORES]}
 
 
 class _One:
     """One replica as an api.Run (run_metrics reads .sim, .policy, .scenario)."""
 
-    def __init__(self, rep, scenario):
-        self.sim, self.policy, self.scenario = rep.sim, rep.policy, scenario
+    def __init__(self, rep):
+        self.sim, self.policy, self.scenario = rep.sim, rep.policy, rep.policy.scenario
+
+
+TTFT_PARTS = ("prefill_queue", "prefill", "transfer", "decode_queue", "first_decode")
+
+
+class _Pooled:
+    """A disaggregated fleet's requests as one core's records (fleet/disagg.py): what the user
+    sees comes from the decode replica (first token on), the admission and the prefix hits from
+    the prefill replica, the arrival from the trace; slot steps over every replica of both
+    pools (slots 1, passes = slots x passes summed: the pools' slots may differ)."""
+
+    def __init__(self, d):
+        pre, dec = d.pools["prefill"], d.pools["decode"]
+        psims = [r.sim for r in pre.replicas]
+        dsims = [r.sim for r in dec.replicas]
+        n = self.n = len(d.trace[0])
+        self.arrive, self.prompt, self.out = d.trace[0], d.trace[1], d.trace[2]
+        p_of, p_loc = pre.replica_of, pre.local_of
+        d_of, d_loc = d.decode_of, d.decode_local
+
+        def pcol(name):
+            cols = [getattr(s, name) for s in psims]
+            return [cols[p_of[g]][p_loc[g]] for g in range(n)]
+
+        def dcol(name):
+            cols = [getattr(s, name) for s in dsims]
+            return [cols[d_of[g]][d_loc[g]] for g in range(n)]
+        self.admit_tick, self.admit_pass = pcol("admit_tick"), pcol("admit_pass")
+        self.cached_tokens = pcol("cached_tokens")
+        for name in ("first_tick", "first_pass", "done_tick", "done_pass", "last_tick",
+                     "emitted"):
+            setattr(self, name, dcol(name))
+        self.preemptions = [a + b for a, b in zip(pcol("preemptions"), dcol("preemptions"))]
+        self.replica = list(d_of)
+        self.prefill_replica = list(p_of)
+        self.p_first = pcol("first_tick")
+        self.d_admit = dcol("admit_tick")
+        sims = psims + dsims
+        self.slots = 1
+        self.passes = sum(s.slots * s.passes for s in sims)
+        for name in ("t_rows", "t_useful", "t_prefill", "t_pad", "kv_peak", "peak_in_slot"):
+            setattr(self, name, sum(getattr(s, name) for s in sims))
+        self.rec = _Log([s.rec for s in sims], False)
+
+
+class DisaggRun:
+    """api.Run's shape for a disaggregated fleet (see FleetRun)."""
+
+    def __init__(self, d):
+        self.d = d
+        self.scenario = d.scenario
+        self.sim = _Pooled(d)
+        reps = d.pools["prefill"].replicas + d.pools["decode"].replicas
+        self.policy = _Counters(reps, passes=sum(r.sim.passes for r in reps))
+
+    def ttft_parts(self):
+        """Per request the five parts of its TTFT, in ticks (they add up to it exactly)."""
+        s, d = self.sim, self.d
+        return [(s.admit_tick[g] - s.arrive[g], s.p_first[g] - s.admit_tick[g],
+                 d.link_end[g] - s.p_first[g], s.d_admit[g] - d.link_end[g],
+                 s.first_tick[g] - s.d_admit[g]) for g in range(s.n)]
+
+    def request_extras(self, n):
+        """Beside each of the first n requests' records: its prefill replica and TTFT parts (in
+        the cost unit)."""
+        parts = self.ttft_parts()[:n]
+        return {"prefill_replica": self.sim.prefill_replica[:n],
+                "ttft_parts": [dict(zip(TTFT_PARTS, (x / TICKS for x in p))) for p in parts]}
+
+    def extra_doc(self):
+        d = self.d
+        pre, dec = d.pools["prefill"], d.pools["decode"]
+        parts = self.ttft_parts()
+        mean = {k: sum(p[i] for p in parts) / len(parts) / TICKS
+                for i, k in enumerate(TTFT_PARTS)}
+        return {"replicas": replica_entries(pre.replicas, "prefill")
+                + replica_entries(dec.replicas, "decode"),
+                "router": dict(router_doc(dec), prefill=router_doc(pre)),
+                "ttft_parts_mean": mean,
+                "transfer": {"bytes_per_token": d.per_token * d.scenario["cluster"]["transfer"][
+                    "gb_s"], "gb_s": d.scenario["cluster"]["transfer"]["gb_s"]}}

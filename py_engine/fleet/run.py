@@ -20,7 +20,7 @@ import time
 from collections import deque
 
 from ..errors import ScenarioError
-from ..policies import get as get_policy
+from ..policies import policy_class
 from ..sim.core import Sim
 from ..sim.work import EVENT_WORK, WorkCapExceeded
 from ..workload.blocks import chains, stream_chains
@@ -34,7 +34,10 @@ class Replica:
     """One server of the fleet: its core, its policy, its run held for the router, and the
     snapshots of its load the router may read (staleness)."""
 
-    def __init__(self, index, scenario, fleet_trace, chain, cost, seg_cap, log_cap):
+    def __init__(self, index, scenario, fleet_trace, chain, cost, seg_cap, log_cap,
+                 remote=False, policy=None):
+        """remote: a disaggregated fleet's decode replica (its requests bring their KV);
+        policy: the policy class (a reader's code is compiled once for the fleet)."""
         self.index = index
         t = fleet_trace
         own = Trace([], [], [], None if t.prefix_id is None else [],
@@ -43,11 +46,13 @@ class Replica:
         own.whole = t
         if chain is not None:
             own.chain = []
+        if remote:
+            own.remote_kv = []
         self.trace = own
         self.ids = []                 # fleet ids of its requests, in the order sent (local id)
         self.sim = sim = Sim(own, scenario["server"]["slots"], cost, seg_cap, log_cap)
         sim.open = True
-        self.policy = get_policy(scenario["scheduler"])(sim, scenario, own)
+        self.policy = (policy or policy_class(scenario))(sim, scenario, own)
         self.plan = None              # (k, cost, K, a, b, cuttable): a run held for the router
         self.last_end = (0, 0)        # (end, requests done there) of the last run executed
         self.snapshots = deque()      # (time, waiting, running, kv tokens) at each decision
@@ -83,10 +88,13 @@ class Replica:
             self.plan = _plan_without_arrivals(sim, policy) + (cuttable,)
             self._snapshot()
 
-    def send(self, fleet_id, arrive, prompt, out, trace, chain):
-        """The router sent this request: it joins the replica, and cuts a held run where the
-        single server's arrival cut would (sim/core.py Sim._run_length)."""
+    def send(self, fleet_id, arrive, prompt, out, trace, chain, remote=0):
+        """The router sent this request (remote: tokens whose KV it brings, a decode replica's):
+        it joins the replica, and cuts a held run where the single server's arrival cut would
+        (sim/core.py Sim._run_length)."""
         sim, own = self.sim, self.trace
+        if own.remote_kv is not None:
+            own.remote_kv.append(remote)
         for name in ("prefix_id", "prefix_len", "priority", "hash_ids"):
             col = getattr(own, name)
             if col is not None:
@@ -173,12 +181,12 @@ def run_fleet_steps(scenario, trace, slice_s=None, work_cap=None, seg_cap=None, 
     (a generator, as api.run_steps)."""
     from ..model.cost import Cost   # cycle-free: model is below; kept local for reading
     n_rep = scenario["cluster"]["replicas"]
-    cls = get_policy(scenario["scheduler"])
+    cls = policy_class(scenario)
     cls.check(scenario, trace)
     chain = chains(trace)
     fleet = Fleet(scenario, trace, chain)
     fleet.replicas = [Replica(i, scenario, trace, chain, Cost.from_scenario(scenario),
-                              seg_cap, log_cap) for i in range(n_rep)]
+                              seg_cap, log_cap, policy=cls) for i in range(n_rep)]
     fleet.router = make_router(scenario, fleet)
     arrive, prompt, out = trace
     n = len(arrive)

@@ -114,6 +114,7 @@ class Deployment:
         self.m_exp = _ps(Fraction(L * expert * wb, tp) / bw) if e > 1 else 0
         shards = min(tp, m["kv_heads"])
         kv_bytes = kv.kv_bytes_per_token(L, m["kv_heads"], hd, kv.DTYPES[self.kv_dtype])
+        self.kv_bytes = kv_bytes        # per token, the whole model (a KV transfer's size)
         self.m_ctx = _ps(Fraction(kv_bytes, shards) / bw)
         # tensor-parallel all-reduce per token, and the fixed overheads (ticks)
         self.comm_tok = (_ps(Fraction(4 * L * (tp - 1) * h * ACT_BYTES, tp) / link)

@@ -17,8 +17,21 @@ for _module in pkgutil.iter_modules(__path__):
 SPEEDUP = ("static", "continuous")
 
 
+CUSTOM = "custom"      # the reader's own policy: scenario.custom.code (custom.py)
+
+
 def get(name):
     return REGISTRY[name]
+
+
+def policy_class(scenario):
+    """The class that runs the scenario's scheduler: a registered one, or the reader's code
+    compiled (custom.py)."""
+    if scenario["scheduler"] == CUSTOM:
+        from .custom import compile_policy   # cycle: custom.py imports base through this package
+        c = scenario["custom"]
+        return compile_policy(c["name"], c["code"])
+    return REGISTRY[scenario["scheduler"]]
 
 
 def base_schedulers():
@@ -31,4 +44,5 @@ def scheduler_names():
     return sorted(REGISTRY, key=lambda n: (REGISTRY[n].order, n))
 
 
-__all__ = ["REGISTRY", "SPEEDUP", "Policy", "register", "get", "scheduler_names", "base_schedulers"]
+__all__ = ["REGISTRY", "SPEEDUP", "CUSTOM", "Policy", "register", "get", "policy_class",
+           "scheduler_names", "base_schedulers"]

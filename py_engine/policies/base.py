@@ -56,6 +56,9 @@ from typing import Any, Callable
 from ..sim.view import SimView, as_view
 
 
+UNCHUNKED = 1 << 40       # a prefill chunk no prompt reaches (server.chunk 0)
+
+
 class Policy:
     name = "?"
     label = "?"
@@ -67,7 +70,8 @@ class Policy:
         self.sim: SimView = as_view(sim)
         self.scenario = scenario     # scenario/prepared.py Scenario
         self.trace = trace      # the workload.Trace (per-request prefix ids, priorities)
-        self.chunk: int = scenario["server"]["chunk"]
+        # chunk 0 = off (vLLM's long_prefill_token_threshold 0): more than any prompt
+        self.chunk: int = scenario["server"]["chunk"] or UNCHUNKED
 
     @classmethod
     def check(cls, scenario, trace) -> None:

@@ -17,5 +17,11 @@ class Continuous(Policy):
         free, waiting = sim.free, sim.waiting
         if free and waiting:
             admit, chunk = sim.admit, self.chunk
-            while free and waiting:
-                admit(waiting.popleft(), chunk)
+            remote = self.trace.remote_kv if self.trace is not None else None
+            if remote is None:
+                while free and waiting:
+                    admit(waiting.popleft(), chunk)
+                return
+            while free and waiting:   # a decode replica: the KV that came over the link stays
+                r = waiting.popleft()
+                admit(r, chunk, prefill=sim.prompt[r] - remote[r], kv0=remote[r])

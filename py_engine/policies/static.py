@@ -32,10 +32,14 @@ class Static(Policy):
             sim.wait_until(sim.arrive[last])  # the group waits to fill
             return
         chunk = self.chunk
-        longest = max(sim.prompt[first:last + 1])
+        # a decode replica's requests bring their KV (all but what they compute here)
+        remote = self.trace.remote_kv if self.trace is not None else None
+        own = [0] * size if remote is None else remote[first:last + 1]
+        longest = max(p - k for p, k in zip(sim.prompt[first:last + 1], own))
         end = sim.passes + prefill_steps(longest, chunk) + max(sim.out[first:last + 1]) - 1
         for _ in range(size):
-            sim.admit(sim.waiting.popleft(), chunk, prefill=longest, hold_until=end)
+            r = sim.waiting.popleft()
+            sim.admit(r, chunk, prefill=longest, hold_until=end, kv0=own[r - first])
         for _ in range(sim.slots - size):
             sim.admit_ghost(chunk, longest, end)
 

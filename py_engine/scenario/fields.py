@@ -21,6 +21,9 @@ working); giving both is an error.
 """
 
 from ..workload.generator import MAX_ARRIVE
+from ..workload.traces import NAMES
+
+TRACES = list(NAMES)      # the production traces (workload/traces.py), one list for every `when`
 
 MAX_REQUESTS = 1_000_000
 MAX_ITEM_PROMPT = 10_000_000
@@ -72,8 +75,18 @@ VLLM = ("vllm",)
 
 FIELDS = [
     Field("scheduler", "choice", "continuous",
-          "Scheduling policy: static (request-level), continuous (Orca iteration-level), vllm.",
+          "Scheduling policy: static (request-level), continuous (Orca iteration-level), vllm, or "
+          "custom (the reader's own code: custom.code).",
           choices="schedulers", label="Scheduler", control=False),
+    Field("custom.name", "text", "my-policy", "The reader's policy's name (its lane's title).",
+          max=60, label="Policy name", control=False, url="policy_name",
+          when={"scheduler": ["custom"]}),
+    Field("custom.code", "text", "",
+          "scheduler = custom: Python source defining one subclass of Policy (from "
+          "py_engine.policies import Policy), with the built-in policies' hooks and verbs "
+          "(policies/base.py, sim/view.py); examples: py_engine/policies/examples/.",
+          max=200_000, label="Policy code", control=False, url="policy_code",
+          when={"scheduler": ["custom"]}),
     # ---- workload
     Field("workload.requests", "int", 64,
           "Number of generated requests (ignored when workload.items is given).",
@@ -131,28 +144,32 @@ FIELDS = [
           when={"workload.prefix.kind": ["conversation"]}),
     Field("workload.trace.name", "choice", "none",
           "A production trace instead of the generator: none, azure-code-2023 (8,819 requests) "
-          "or azure-conv-2023 (19,366): the Azure LLM inference traces 2023, Microsoft Azure, "
-          "CC BY 4.0 (traces.py).",
-          choices=["none", "azure-code-2023", "azure-conv-2023"], url="trace",
+          "or azure-conv-2023 (19,366), the Azure LLM inference traces 2023 (Microsoft Azure, "
+          "CC BY 4.0); mooncake-conv-2025 (12,031) or mooncake-synthetic-2025 (3,993), the "
+          "Mooncake FAST'25 traces (Moonshot AI, Apache-2.0), whose prompts carry hash ids that "
+          "prefix caches match on (workload/traces.py).",
+          choices=["none", *TRACES], url="trace",
           label="Production trace", shorthand=True,
-          hint="Azure LLM inference traces 2023 (Microsoft Azure, CC BY 4.0)."),
+          hint="Azure LLM inference traces 2023 (Microsoft Azure, CC BY 4.0); Mooncake FAST'25 "
+               "traces with shared prefixes (Moonshot AI, Apache-2.0)."),
     Field("workload.trace.start", "int", 0, "The window's first request (arrival order).",
           min=0, max=19_365, label="Window start",
-          when={"workload.trace.name": ["azure-code-2023", "azure-conv-2023"]}),
+          when={"workload.trace.name": TRACES}),
     Field("workload.trace.count", "int", 1000, "Requests in the window.",
           min=1, max=19_366, unit="requests", label="Window size", sweep=True,
           page_max=PAGE_MAX_REQUESTS,
-          when={"workload.trace.name": ["azure-code-2023", "azure-conv-2023"]}),
+          when={"workload.trace.name": TRACES}),
     Field("workload.trace.rate_scale", "float", 1.0,
           "Arrival rate multiplier: the recorded offsets are divided by it (2 = twice the load).",
           min=0.01, max=100.0, label="Rate scale", sweep=True,
-          when={"workload.trace.name": ["azure-code-2023", "azure-conv-2023"]}),
+          when={"workload.trace.name": TRACES}),
     Field("workload.trace.keep", "float", 1.0,
           "Share of the window's requests kept, drawn with workload.seed (sub-sampling).",
           min=0.001, max=1.0, label="Keep share",
-          when={"workload.trace.name": ["azure-code-2023", "azure-conv-2023"]}),
+          when={"workload.trace.name": TRACES}),
     Field("workload.hash_block", "int", 512,
-          "Tokens per id of a trace's hash_ids (the Mooncake traces: 512).",
+          "Tokens per id of a trace's hash_ids (the Mooncake traces: 512, the only value "
+          "accepted with them).",
           min=1, max=65_536, unit="tokens", label="Hash block", control=False),
     Field("workload.items", "items", None,
           "Explicit trace [{arrive, prompt, out, prefix_id?, prefix_len?, priority?, hash_ids?}, "
@@ -165,8 +182,9 @@ FIELDS = [
           slider=(1, 64, 1), hint="Sequences that share one forward pass."),
     Field("server.chunk", "int", 512,
           "Chunked-prefill size: prompt tokens a prefilling sequence processes per pass (vllm: "
-          "long_prefill_token_threshold, which vLLM ignores for a lone request).",
-          min=1, max=65_536, unit="tokens", label="Chunk (long_prefill_token_threshold)", sweep=True,
+          "long_prefill_token_threshold, which vLLM ignores for a lone request); 0 = off, as "
+          "vLLM's default: a prompt prefills whole (vllm: as far as the token budget allows).",
+          min=0, max=65_536, unit="tokens", label="Chunk (long_prefill_token_threshold)", sweep=True,
           slider=(16, 4096, 16), hint="Prompt tokens a sequence prefills per pass."),
     Field("server.cost", "cost", "article",
           "Pass cost model: article (22.0 + 0.35*rows + 0.06*prefill_tokens ms), unit (1 per pass), "
@@ -338,6 +356,32 @@ FIELDS = [
           "against its active decode blocks.",
           min=0.0, max=100.0, label="Overlap weight",
           when={"cluster.router.kind": ["kv_cost"]}),
+    # ---- prefill/decode disaggregation (fleet/disagg.py; SPEC §9)
+    Field("cluster.prefill.replicas", "int", 0,
+          "Prefill/decode disaggregation: replicas that only prefill (each request's prompt, "
+          "then its KV moves to a decode replica); 0 with cluster.decode.replicas 0 = colocated.",
+          min=0, max=64, unit="replicas", label="Prefill replicas", sweep=True, control=False,
+          url="prefill_replicas"),
+    Field("cluster.prefill.server", "overrides", None,
+          "The prefill pool's server: server fields that differ from `server` (e.g. {cost: "
+          "{kind: roofline, ..., tp: 4}}, slots, max_num_batched_tokens).",
+          label="Prefill server", control=False, url="prefill_server"),
+    Field("cluster.decode.replicas", "int", 0,
+          "Replicas that only decode: a request arrives when its KV has crossed the link and "
+          "is admitted when its blocks fit.",
+          min=0, max=64, unit="replicas", label="Decode replicas", sweep=True, control=False,
+          url="decode_replicas"),
+    Field("cluster.decode.server", "overrides", None,
+          "The decode pool's server: server fields that differ from `server`.",
+          label="Decode server", control=False, url="decode_server"),
+    Field("cluster.transfer.gb_s", "float", 50.0,
+          "The KV link from each prefill replica: its bandwidth (transfers queue on it).",
+          min=1e-3, max=1e5, unit="GB/s", label="KV link bandwidth", control=False,
+          url="link_gb_s"),
+    Field("cluster.transfer.latency_ms", "float", 0.05,
+          "... and its fixed latency per transfer.",
+          min=0.0, max=1e4, unit="ms", label="KV link latency", control=False,
+          url="link_latency_ms"),
     Field("cluster.staleness_ms", "float", 0.0,
           "The router sees each replica's load (waiting, running, KV use) as of this long ago, "
           "as real routers do (stats published every ~50-100 ms).",

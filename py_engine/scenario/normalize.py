@@ -16,7 +16,7 @@ import math
 from . import fields as F
 from ..data import deployments
 from ..errors import ScenarioError
-from ..policies import scheduler_names
+from ..policies import CUSTOM, scheduler_names
 from ..workload import traces
 
 _OBJECTS = F.objects()
@@ -35,8 +35,8 @@ def _num(x):
 
 
 def choices(field):
-    if field.choices == "schedulers":
-        return scheduler_names()
+    if field.choices == "schedulers":     # the registered ones and the reader's own
+        return list(scheduler_names()) + [CUSTOM]
     if field.choices in ("models", "gpus"):
         return list(deployments.MODELS if field.choices == "models" else deployments.GPUS)
     return field.choices
@@ -56,6 +56,10 @@ def allowed_text(field):
                                                    field.words)
     elif t == "float":
         text = "a number from %s to %s" % (_num(field.min), _num(field.max))
+    elif t == "overrides":
+        return "an object of server fields (those that differ from server)"
+    elif t == "text":
+        return "text of at most %s characters" % _num(field.max)
     elif t == "items":
         return "a list of 1 to %s objects {%s}" % (_num(field.max), ", ".join(
             "%s%s >= %s" % (f.path, "" if j < F.REQUIRED_ITEM_FIELDS else "?", _num(f.min))
@@ -147,6 +151,17 @@ def _value(field, value):
         return value
     if t == "items":
         return _items(field, value)
+    if t == "text":
+        if not isinstance(value, str) or len(value) > field.max:
+            raise ScenarioError(field.path, value if not isinstance(value, str) else
+                                "<%d characters>" % len(value), allowed_text(field))
+        return value
+    if t == "overrides":     # checked once the server they override is known (_pools)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise ScenarioError(field.path, value, allowed_text(field))
+        return value
     if t == "cost":
         if isinstance(value, str):
             if value in field.object_choices or value not in field.choices:
@@ -286,17 +301,58 @@ def _check_hash_ids(items, hash_block):
                                                                 hash_block))
 
 
+def pool_server(doc, pool):
+    """A disaggregated pool's whole server: `server` with the pool's overrides (a dict value
+    such as cost merges one level deep: {"cost": {"tp": 4}} keeps the rest of the cost)."""
+    merged = dict(doc["server"])
+    for k, v in doc["cluster"][pool]["server"].items():
+        base = merged.get(k)
+        merged[k] = dict(base, **v) if isinstance(base, dict) and isinstance(v, dict) else v
+    return merged
+
+
+def _pools(out):
+    """cluster.prefill/decode.server: each override checked as a field of the pool's server;
+    kept as given, each value normalised (a cost in full)."""
+    cl = out["cluster"]
+    p, d = cl["prefill"]["replicas"], cl["decode"]["replicas"]
+    if (p == 0) != (d == 0):
+        field = "cluster.decode.replicas" if p else "cluster.prefill.replicas"
+        raise ScenarioError(field, d if p else p, "at least 1 when cluster.%s.replicas is %d "
+                            "(a disaggregated fleet has both pools)" % ("prefill" if p else
+                                                                        "decode", p or d))
+    if p and cl["replicas"] != 1:
+        raise ScenarioError("cluster.replicas", cl["replicas"], "1 when the fleet is "
+                            "disaggregated (cluster.prefill / decode.replicas count its replicas)")
+    for pool in ("prefill", "decode"):
+        ov = out["cluster"][pool]["server"]
+        if not ov:
+            continue
+        prefix = "cluster.%s." % pool
+        srv = {}
+        try:
+            _object("server", pool_server(out, pool), dict(out, server=srv), srv)
+        except ScenarioError as e:
+            raise ScenarioError(prefix + e.field, e.value, e.allowed,
+                                None if e.message is None else e.message.replace(
+                                    e.field, prefix + e.field, 1)) from None
+        out["cluster"][pool]["server"] = {k: srv[k] for k in ov}
+
+
 def normalize(raw):
     """Untrusted scenario dict -> normalised scenario (all defaults), or ScenarioError."""
     out = _object("", raw, None)
+    _pools(out)
     router = out["cluster"]["router"]
     if not router["weights"]:        # only llm_d has weights
         del router["weights"]
+    if not out["custom"]:            # only scheduler custom has its code
+        del out["custom"]
     wl = out["workload"]
     if wl["items"] is not None:
         wl["requests"] = len(wl["items"])
         _check_hash_ids(wl["items"], wl["hash_block"])
     elif wl["trace"]["name"] != "none":
-        traces.check(wl["trace"])
+        traces.check(wl["trace"], wl["hash_block"])
         wl["requests"] = wl["trace"]["count"]
     return out

@@ -49,7 +49,7 @@ def too_much(scenario, work, done, n, cap):
         lower += ["workload.output_mean", "workload.prompt_mean"]
     if scenario["scheduler"] == "vllm":
         lower.append("server.slots (%s)" % "{:,}".format(sv["slots"]))
-    if sv.get("chunk") is not None and sv["chunk"] < 64:
+    if sv.get("chunk") is not None and 0 < sv["chunk"] < 64:
         lower.append("or raise server.chunk (%s)" % sv["chunk"])
     message = ("the %s run is too big for the work cap of %s units (about %s s of CPU): %s of %s "
                "requests done after %s units; it needs %s. Lower %s; or run it natively with "

@@ -120,6 +120,9 @@ class Trace(tuple):
         # a fleet's replica (fleet/run.py): its requests' nodes of the fleet's hash-id trie
         # (workload/blocks.py), and the fleet's whole trace
         t.chain = t.whole = None
+        # a disaggregated fleet's decode replica: per request the prompt tokens whose KV came
+        # over the link (fleet/disagg.py), or None
+        t.remote_kv = None
         return t
 
     def subset(self, ids):
@@ -191,7 +194,8 @@ def generate(workload):
         return _from_items(workload["items"], workload["hash_block"])
     trace = workload.get("trace") or {"name": "none"}
     if trace["name"] != "none":
-        return Trace(*traces.window(trace, workload["seed"]))
+        arrive, prompt, out, hash_ids = traces.window(trace, workload["seed"])
+        return Trace(arrive, prompt, out, hash_ids=hash_ids, hash_block=workload["hash_block"])
     n, skew = workload["requests"], workload["skew"]
     rng = random.Random(workload["seed"])
     rnd = rng.random

@@ -74,6 +74,26 @@ def test_deployment_trace_sizing_and_apply(strict_page, site_url, native):
                                                                        "vllm"]))) >= 60
 
 
+def test_a_mooncake_window_hits_the_prefix_cache_as_natively(strict_page, site_url, native):
+    """The page decodes the Mooncake trace's hash ids itself: its vllm lane hits the prefix
+    cache, every number the native engine's, and the credit names the paper and the license."""
+    page = strict_page
+    page.goto(f"{site_url}?trace=mooncake-conv-2025&count=50&vllm=1")
+    wait_state(page, "ready")
+    settle(page)
+    scenario, _ = scenario_of(page)
+    assert scenario["workload"]["trace"] == {"name": "mooncake-conv-2025", "count": 50}
+    want = flat_metrics(native.compare(scenario, ["static", "continuous", "vllm"]))
+    shown = read_metrics(page)
+    assert want["vllm.prefix_hit_rate"] > 0
+    assert shown["vllm.prefix_hit_rate"] == want["vllm.prefix_hit_rate"]
+    assert metrics_match(shown, want) >= 60
+    credit = page.text_content("#fig-timeline [data-credit]")
+    for words in ("Qin et al.", "USENIX FAST 2025", "kvcache-ai/Mooncake", "Apache License 2.0",
+                  "requests 0-49"):
+        assert words in credit, words
+
+
 def test_own_trace_file_and_calibration(strict_page, site_url, native, tmp_path):
     page = strict_page
     page.goto(site_url)
@@ -95,6 +115,23 @@ def test_own_trace_file_and_calibration(strict_page, site_url, native, tmp_path)
     assert "20 requests" in page.text_content("#trace-file-status")
     assert metrics_match(read_metrics(page), flat_metrics(native.compare(
         {"workload": {"items": items}}))) >= 40
+    # the CLI's parser: upper-case headers, quoted cells and CR-only lines read as the CLI reads
+    # them, and a number too big for a float is named as written
+    odd = tmp_path / "excel.csv"
+    odd.write_bytes(b'ARRIVE, "Prompt" ,Out\r0,"100",20\r"7.5",60,9\r')
+    n = int(page.get_attribute("html", "data-drawn"))
+    page.set_input_files("#trace-file", str(odd))
+    page.wait_for_function("n => Number(document.documentElement.dataset.drawn) > n"
+                           " && !('busy' in document.documentElement.dataset)", arg=n)
+    assert "2 requests" in page.text_content("#trace-file-status")
+    cli = native("parse_trace", {"name": "excel.csv", "text": odd.read_text(newline="")})
+    assert metrics_match(read_metrics(page), flat_metrics(native.compare(
+        {"workload": {"items": cli["items"]}}))) >= 40
+    huge = tmp_path / "huge.jsonl"
+    huge.write_text('{"arrive": 0, "prompt": 5, "out": 1}\n{"arrive": 1e400, "prompt": 5, "out": 1}\n')
+    page.set_input_files("#trace-file", str(huge))
+    page.wait_for_function("() => document.getElementById('trace-file-error').textContent")
+    assert page.text_content("#trace-file-error").startswith("huge.jsonl line 2: arrive = '1e400'")
     # calibration: measurements in, the fitted cost drives the runs and is in the link
     page.click("#calibrate summary")
     csv = ("rows,prefill_tokens,context_tokens,step_ms\n1,0,1000,10.5\n8,0,8000,12.1\n"

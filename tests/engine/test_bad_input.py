@@ -47,7 +47,7 @@ BAD = [
     ({"workload": []}, "workload"),
     ({"server": {"slots": 0}}, "server.slots"),
     ({"server": {"slots": 4097}}, "server.slots"),
-    ({"server": {"slots": None, "chunk": 0}}, "server.chunk"),
+    ({"server": {"slots": None, "chunk": -1}}, "server.chunk"),
     ({"server": {"cost": "cheap"}}, "server.cost"),
     ({"server": {"cost": {"fixed_ms": 0}}}, "server.cost.fixed_ms"),
     ({"server": {"cost": {"fixed_ms": 1, "per_row_ms": -1}}}, "server.cost.per_row_ms"),

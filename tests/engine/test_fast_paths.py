@@ -273,7 +273,7 @@ def test_compute_equals_the_per_request_loops():
                "tpot_ms": rng.choice([None, 0.0, 0.01, 0.05, 1e6]),
                "e2el_ms": rng.choice([None, 0.0, 5.0, 20.0, 1e6]),
                "attainment": rng.choice([0.5, 0.9, 1.0])}
-        m = metrics.compute(sim, _Scenario(slo=slo))
+        m = metrics.compute(sim, _Scenario(slo=slo, server={"cost": "article"}))
         ttft = [f - a for f, a in zip(sim.first_tick, sim.arrive)]
         e2e = [d - a for d, a in zip(sim.done_tick, sim.arrive)]
         tpot = [(lt - f) / (o - 1) for f, lt, o in zip(sim.first_tick, sim.last_tick, sim.out)

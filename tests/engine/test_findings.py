@@ -190,3 +190,22 @@ def test_a_work_cap_that_is_not_a_positive_integer_is_a_scenario_error(cap):
     with pytest.raises(ScenarioError) as e:
         simulate({}, work_cap=cap)
     assert e.value.field == "work_cap"
+
+
+@pytest.mark.parametrize("scheduler", ["static", "continuous", "vllm"])
+def test_chunk_0_is_vllms_long_prefill_threshold_off(scheduler):
+    """`chunk` could not say vLLM's default long_prefill_token_threshold 0 (off): now 0 is a
+    prompt prefilled whole (vllm: as far as the token budget allows), the same as a chunk
+    larger than every prompt."""
+    wl = {"prompt_mean": 3000, "requests": 40, "arrival": {"kind": "poisson", "rate": 5}}
+    off = simulate({"scheduler": scheduler, "server": {"chunk": 0}, "workload": wl})
+    big = simulate({"scheduler": scheduler, "server": {"chunk": 65_536}, "workload": wl})
+    assert max(q["prompt"] for q in off["requests"]) < 65_536
+    assert off["requests"] == big["requests"]
+    assert off["scenario"]["server"]["chunk"] == 0
+
+
+def test_serve_flags_say_threshold_0():
+    from py_engine.app.serve_flags import flags
+    got = flags({"scheduler": "vllm", "server": {"chunk": 0}})
+    assert got[got.index("--long-prefill-token-threshold") + 1] == "0"

@@ -290,3 +290,16 @@ def test_bad_fleet_input_names_the_field(bad, field):
     with pytest.raises(py_engine.ScenarioError) as e:
         py_engine.simulate(bad)
     assert e.value.field == field
+
+
+def test_mooncake_block_reuse_one_cache_and_round_robin_over_8():
+    """The published 36.64 % (the trace's README: one infinite cache) and round robin over 8
+    replicas, a cache-only replay of the shipped trace's hash ids: computed here, not written."""
+    sc = {"workload": {"trace": {"name": "mooncake-conv-2025", "count": 12031}}}
+    c = chains(generate(prepare(sc)["workload"]))
+    assert round(100 * block_reuse(c), 2) == 36.64
+    assert round(100 * block_reuse(c, [g % 8 for g in range(len(c))]), 1) == 13.6
+    r = py_engine.simulate({"scheduler": "continuous",
+                            "workload": {"trace": {"name": "mooncake-conv-2025", "count": 400}},
+                            "cluster": {"replicas": 8}})
+    assert r["router"]["block_reuse_one_cache"] > r["router"]["block_reuse_routed"] > 0

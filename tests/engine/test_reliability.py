@@ -184,11 +184,11 @@ def test_cli_scenario_files_that_are_not_objects(files):
 def test_cli_trace_files(files):
     one_line(run_cli("run", "--trace", files("bin.csv", bytes(range(128, 256)) * 4)), "not UTF-8")
     one_line(run_cli("run", "--trace", files("short.csv", "arrive,prompt,out\n0,10\n")),
-              "line 2", "2 fields, the header names 3")
+              "line 2", "2 values, the header has 3")
     one_line(run_cli("run", "--trace", files("long.csv", "arrive,prompt,out\n0,10,5,9\n")),
-              "line 2", "4 fields")
+              "line 2", "4 values")
     one_line(run_cli("run", "--trace", files("col.csv", "arrive,prompt,out,foo\n0,10,5,7\n")),
-              "foo", "unknown key")
+              "line 1", "unknown column foo")
     one_line(run_cli("run", "--trace", files("deep.jsonl", "[" * 100000 + "\n")), "line 1")
     bom = files("bom.csv", b"\xef\xbb\xbfarrive,prompt,out\n0,10,5\n3,4,2\n")
     p = run_cli("run", "--trace", bom, "--json")

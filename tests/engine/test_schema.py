@@ -79,8 +79,8 @@ def test_schema_says_what_normalize_enforces():
     for f in fields.FIELDS:
         d = by_path[f.path]
         assert d["allowed"] == allowed_text(f)
-        if f.when or f.type in ("items", "cost") or f.parent in fields.BY_PATH:
-            continue  # a variant's field, or part of the object form of a cost model
+        if f.when or f.type in ("items", "cost", "overrides") or f.parent in fields.BY_PATH:
+            continue  # a variant's field, part of a cost model's object form, pool overrides
         assert get(norm, f.path) == f.default
         if f.type in ("int", "float"):
             lo, hi = f.min, f.max
@@ -98,7 +98,9 @@ def test_schema_says_what_normalize_enforces():
                 with pytest.raises(ScenarioError) as e:
                     normalize(at(bad))
                 assert e.value.field == f.path and e.value.allowed == d["allowed"]
-    assert [s["name"] for s in sch["schedulers"]] == choices(fields.BY_PATH["scheduler"])
+    # the page's lanes: the registered schedulers; "custom" is the policy lab's own lane
+    assert [s["name"] for s in sch["schedulers"]] + ["custom"] == choices(
+        fields.BY_PATH["scheduler"])
     assert [r["name"] for r in sch["records"]["segment"]] == [
         "slot", "request", "phase", "first_pass", "last_pass"]
 

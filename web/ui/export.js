@@ -28,7 +28,7 @@ export function toCSV(compare, schedulers) {
   const cols = layout.map((f) => f.name);
   const unit = schedulers.map((s) => compare[s]?.unit).find(Boolean) || 'ms';
   const lines = [['scheduler', ...layout.map((f) => csvHeader(f, unit))].join(',')];
-  // a production trace's attribution travels with its numbers (CC BY 4.0), as a comment line
+  // a production trace's attribution travels with its numbers (CC BY 4.0, Apache-2.0), as a comment line
   const credit = schedulers.map((s) => compare[s]?.credit).find(Boolean);
   if (credit) lines.unshift(`# ${credit}`);
   for (const s of schedulers) {

@@ -17,7 +17,7 @@ export function renderHeadline(cmp, [baseline, improved]) {
   $('hl-passes-baseline').textContent = fmt(cmp[baseline].metrics.passes);
 }
 
-/** A production trace's attribution, wherever its numbers are shown (CC BY 4.0). */
+/** A production trace's attribution, wherever its numbers are shown (its license asks: CC BY 4.0, Apache-2.0). */
 export function showCredit(cmp) {
   const credit = Object.values(cmp).find((r) => r && r.credit)?.credit || '';
   for (const p of document.querySelectorAll('[data-credit]')) { p.textContent = credit ? `Trace: ${credit}.` : ''; p.hidden = !credit; }

@@ -1,17 +1,18 @@
 // The reader's own trace file (CSV / JSONL): the file input, its status line, its clear button and
-// its errors. The file is parsed here in the page (state/tracefile.js) and never sent anywhere; its
-// requests replace the generator's and the production trace's (workload.items).
+// its errors. The engine parses it (protocol parse_trace: the CLI's parser too,
+// py_engine/scenario/tracefile.py); the file never leaves the browser. Its requests replace the
+// generator's and the production trace's (workload.items).
 
-import { parseTrace, lineOf, MAX_TRACE_BYTES } from '../state/tracefile.js';
+import { lineOf, MAX_TRACE_BYTES } from '../state/tracefile.js';
 import { $ } from './dom.js';
 
 /**
  * onChange(): a file was loaded or cleared (run again); maxRequests: the page's limit on a run's
- * requests (workload.requests' page_max). Returns {items(): the file's requests, or
- * undefined without one; showError(detail): an engine error about them shown beside the input, at
- * the file's own line (true when it was about them)}.
+ * requests (workload.requests' page_max); call(method, params): the live engine's door. Returns
+ * {items(): the file's requests, or undefined without one; showError(detail): an engine error
+ * about them shown beside the input, at the file's own line (true when it was about them)}.
  */
-export function createTraceInput(onChange, maxRequests = Infinity) {
+export function createTraceInput(onChange, maxRequests, call) {
   const input = $('trace-file'), status = $('trace-file-status'), error = $('trace-file-error'), clear = $('trace-file-clear');
   let trace = null;     // {name, items, lines, format}
 
@@ -19,8 +20,15 @@ export function createTraceInput(onChange, maxRequests = Infinity) {
     error.textContent = '';
     if (!file) return;
     if (file.size > MAX_TRACE_BYTES) { error.textContent = `${file.name}: larger than ${MAX_TRACE_BYTES / 1e6} MB`; return; }
-    const r = parseTrace(file.name, await file.text(), maxRequests);
-    if (r.error) { error.textContent = r.error; return; }
+    let r;
+    status.textContent = `${file.name}: reading…`;
+    try {
+      r = await call('parse_trace', { name: file.name, text: await file.text(), max_items: maxRequests ?? null });
+    } catch (err) {
+      status.textContent = '';
+      error.textContent = err.detail?.message || err.message;
+      return;
+    }
     trace = { name: file.name, ...r };
     status.textContent = `${file.name}: ${r.items.length.toLocaleString('en-US')} requests (${r.format}); the generator's and the production trace's fields are not used.`;
     clear.hidden = false;

@@ -43,7 +43,7 @@ class Router:
     def __init__(self, scenario, fleet):
         self.fleet = fleet
         self.conf = scenario["cluster"]["router"]
-        self.n = scenario["cluster"]["replicas"]
+        self.n = len(fleet.replicas)
         self.rng = random.Random(self.conf.get("seed", 0))
 
     def load(self, rep, t):

@@ -97,6 +97,8 @@ class VLLM(Outputs, Steady, Runs, Policy):
         self.stale = [0] * n          # async: in-flight tokens of a preempted request
         self.status = [WAITING] * n
         self.saved = {}               # swap: request -> computed tokens kept on host
+        self.remote = {}              # a decode replica: request -> tokens whose KV came over the
+                                      # link (fleet/disagg.py), until it is admitted
         self.thrown = {}              # recompute: request -> computed tokens it lost
         self.looked_up = [False] * n  # computed before (its own blocks may be cached)
         self.running = {}             # vLLM's running list, in order (async: with finished,
@@ -133,6 +135,9 @@ class VLLM(Outputs, Steady, Runs, Policy):
         self.stale.append(0)
         self.status.append(WAITING)
         self.looked_up.append(False)
+        remote = self.trace.remote_kv
+        if remote is not None and remote[r]:
+            self.remote[r] = remote[r]
 
     def cached_prefix(self, trace, r, chain):
         """Prompt tokens of request r of a fleet's trace (not sent here yet; chain: the fleet's
@@ -331,6 +336,8 @@ class VLLM(Outputs, Steady, Runs, Policy):
             saved = self.saved.get(r)
             if saved is not None and saved > start:
                 start = saved
+            if self.remote and self.remote.get(r, 0) > start:
+                start = self.remote[r]      # its KV is here: vLLM computes only the rest
             n = num_tokens[r] - start
             if 0 < threshold < n:
                 n = threshold
@@ -366,6 +373,7 @@ class VLLM(Outputs, Steady, Runs, Policy):
         if saved is not None and start > hit:   # swap: the blocks the cache lost come back
             self.swap_in_blocks += cdiv(start, self.bs) - hit // self.bs
             self.swap_extra += (cdiv(start, self.bs) - hit // self.bs) * self.swap_ticks
+        self.remote.pop(r, None)      # preempted later, it recomputes: the KV is gone
         lost = self.thrown.pop(r, 0)
         if lost > start:
             self.recomputed += lost - start

@@ -1,0 +1,85 @@
+"""The planner (app/plan.py): candidates within the GPU budget, each a real simulation, ranked by
+goodput per GPU, and a verdict that names what limits the loser; parallel = serial."""
+
+import json
+
+import pytest
+
+import py_engine
+from py_engine.app import parallel
+from py_engine.app.plan import candidates, capacity, plan, scenario_of
+from support.cli import one_line, run_cli
+
+LLAMA = {"kind": "roofline", "model": "llama-3.1-8b", "gpu": "h100-80gb"}
+
+
+def workload(prompt, out, rate, n=120):
+    return {"scheduler": "vllm",
+            "workload": {"requests": n, "arrival": {"kind": "poisson", "rate": rate},
+                         "prompt_mean": prompt, "output_mean": out, "skew": 0.2},
+            "server": {"cost": LLAMA, "kv_tokens": "auto", "slots": 64,
+                       "max_num_batched_tokens": 8192}}
+
+
+def test_candidates_spend_the_budget_and_no_more():
+    base = workload(1000, 100, 5)
+    for gpus in (1, 2, 3, 4, 8):
+        got = candidates(base, gpus)
+        kinds = {c["kind"] for c in got}
+        assert "colocated" in kinds and (gpus == 1) == ("disaggregated" not in kinds)
+        for c in got:
+            if c["kind"] == "colocated":
+                used, small = c["replicas"] * c["tp"], c["tp"]
+            else:
+                p, d = c["prefill"], c["decode"]
+                used = p["replicas"] * p["tp"] + d["replicas"] * d["tp"]
+                small = min(p["tp"], d["tp"])
+            assert used <= gpus
+            assert gpus - used < max(small, 1) or c["kind"] == "colocated"
+            r = py_engine.simulate(dict(scenario_of(base, c), workload=dict(
+                base["workload"], requests=5)))
+            assert r["metrics"]["gpus"] == used
+
+
+def test_disaggregation_wins_on_long_prompts_under_a_tight_tpot_and_says_why():
+    sc = dict(workload(3000, 200, 6, 150), slo={"ttft_ms": 1500, "tpot_ms": 35})
+    r = plan(sc, 2)
+    best = r["recommended"]
+    assert best is r["candidates"][0]
+    assert best["kind"] == "disaggregated", r["reason"]
+    assert "decode steps wait behind prefills" in r["reason"]
+    for c in r["candidates"]:
+        assert set(c) >= {"kind", "gpus", "goodput_per_gpu", "meets_slo", "itl_p99"}
+    json.dumps(r, allow_nan=False)
+
+
+def test_disaggregation_loses_on_short_prompts_and_long_outputs_and_says_why():
+    sc = dict(workload(200, 400, 10, 150), slo={"ttft_ms": 500, "tpot_ms": 30})
+    r = plan(sc, 2)
+    assert r["recommended"]["kind"] == "colocated", r["reason"]
+    assert "prefill GPUs sit idle" in r["reason"], r["reason"]
+
+
+def test_the_plan_in_two_processes_is_the_serial_plan_byte_for_byte():
+    sc = workload(1500, 100, 5, 60)
+    serial = plan(sc, 2)
+    two = plan(sc, 2, executor=parallel.processes(2))
+    assert json.dumps(two) == json.dumps(serial)
+
+
+def test_capacity_is_the_highest_load_found_meeting_the_slo():
+    sc = dict(workload(1000, 100, 4, 80), slo={"ttft_ms": 800, "tpot_ms": 40})
+    load, r = capacity(sc, None, steps=2)
+    assert load is not None and r["metrics"]["meets_slo"]
+    assert r["scenario"]["workload"]["arrival"]["rate"] == load
+    with pytest.raises(py_engine.ScenarioError) as e:
+        capacity(dict(sc, workload=dict(sc["workload"], arrival={"kind": "burst"})), None)
+    assert e.value.field == "workload.arrival.kind"
+
+
+def test_bad_plans_are_one_line_exit_2():
+    one_line(run_cli("plan", "--gpus", "0", "--model", "llama-3.1-8b"), "gpus")
+    one_line(run_cli("plan", "--gpus", "2", "--cost", "article"), "server.cost", "roofline")
+    with pytest.raises(py_engine.ScenarioError) as e:
+        plan(workload(100, 10, 5), 65)
+    assert e.value.field == "gpus"
