@@ -145,6 +145,7 @@ function changed() {
   player.reset(null);
   writeURL();
   markPreset($('preset-buttons'), matchingPreset(ctx.fields, ctx.presets, app.values));
+  side.show();
   mainRun.run().then(() => side.start());
 }
 

@@ -4,6 +4,7 @@ they cross into JavaScript as typed arrays with no JSON encoding or parsing). Bo
 same derivations below; layouts: sim/records.py.
 
     columns: doc["requests"] = {"$table": n, "columns": {name: array, ...}}   (records.REQUEST order)
+             a fleet's replicas[i]["passes_log"] likewise (records.PASSES_LOG)
 
 Result caps (so a huge run cannot produce a huge document): `requests` lists at most
 RESULT_CAPS["requests"] records, `segments` at most RESULT_CAPS["segments"] and `passes_log` at most
@@ -144,6 +145,11 @@ def columns(run):
             "slot": array("d", slot), "request": array("d", rid),
             "phase": array("B", map(PHASE_CODE.__getitem__, phase)),
             "first_pass": array("d", first), "last_pass": array("d", last)})
-        log = passes_log_columns(sim.rec)
-        doc["passes_log"] = _table(len(log["count"]), {k: array("d", v) for k, v in log.items()})
+        doc["passes_log"] = _log_table(passes_log_columns(sim.rec))
+        for rep in doc.get("replicas") or ():        # a fleet's (fleet/result.py)
+            rep["passes_log"] = _log_table(rep["passes_log"])
     return doc
+
+
+def _log_table(log):
+    return _table(len(log["count"]), {k: array("d", v) for k, v in log.items()})

@@ -43,6 +43,13 @@ FIGURES = {
     "kv": {"title": "Deployment: KV cache and pass times", "budget": "server.kv_tokens",
            "cost": "server.cost", "embed_height": 420},
     "check": {"title": "Self-check", "embed_height": 200},
+    # replicas behind a router (SPEC §8): the one figure whose runs keep the scenario's `owns`
+    # key (every other figure runs one server without it); shown when `replicas` > 1. It runs
+    # the richest scheduler on screen ("last", as the sizing figure), once as set, then once per
+    # choice of `router` on the same trace (the router comparison)
+    "fleet": {"title": "A fleet: replicas behind a router", "owns": "cluster",
+              "replicas": "cluster.replicas", "router": "cluster.router.kind",
+              "schedulers": "last", "open_replicas": 4, "embed_height": 520},
     # the story's card with the figure its step highlights (presets.STORY; URL story=N)
     "story": {"title": "Story: continuous batching step by step", "embed_height": 520},
 }

@@ -1,7 +1,8 @@
 """The page's view of the engine: every field (with its allowed values in words), the groups, the
-result record layouts, the schedulers and the figures. The page builds its controls, URL codec and
+result record layouts, the schedulers, the routers and the figures. The page builds its controls, URL codec and
 messages from this; it names no field itself."""
 
+from ..fleet.routers import describe as routers
 from ..policies import REGISTRY, scheduler_names
 from ..scenario import fields as F
 from ..scenario.normalize import allowed_text, choices
@@ -18,7 +19,7 @@ def schedulers():
 
 
 def schema():
-    """Every field, the groups, record layouts, schedulers and figures."""
+    """Every field, the groups, record layouts, schedulers, routers and figures."""
     out = []
     for f in F.FIELDS:
         d = {k: getattr(f, k) for k in F.Field.__slots__}
@@ -26,6 +27,6 @@ def schema():
         d["allowed"] = allowed_text(f)
         out.append(d)
     return {"fields": out, "groups": dict(F.GROUPS), "records": records.layouts(),
-            "schedulers": schedulers(), "figures": FIGURES,
+            "schedulers": schedulers(), "routers": routers(), "figures": FIGURES,
             "items": [{"name": f.path, "type": f.type, "min": f.min, "max": f.max,
                        "description": f.description} for f in F.ITEM_FIELDS]}

@@ -17,6 +17,7 @@ from ..analysis.results import passes_log_columns, run_metrics
 from ..model.cost import TICKS
 from ..sim import records
 from ..workload.blocks import block_reuse
+from .run import MAX_SCORES
 
 REPLICA_METRICS = ("passes", "utilization", "output_tokens", "throughput_tok_s", "served_rps",
                    "ttft", "tpot", "e2e", "goodput_rps", "slo_attainment", "preemptions",
@@ -127,7 +128,8 @@ class FleetRun:
 
     def extra_doc(self):
         """`replicas` (each one's requests, metrics and passes log) and `router` (decisions by
-        reason, prefix tokens forgone, the scores of the first requests)."""
+        reason, prefix tokens forgone, the load imbalance: the most requests a replica was sent
+        over the mean, and the scores and reason of the first requests)."""
         f = self.fleet
         return {"replicas": replica_entries(f.replicas), "router": router_doc(f)}
 
@@ -151,7 +153,9 @@ def replica_entries(replicas, pool=None):
 
 
 def router_doc(f):
-    """A router's counters over its fleet (or pool)."""
+    """A router's counters over its fleet (or pool); the load imbalance is the most requests a
+    replica was sent over the mean."""
+    sent = [rep.sim.n for rep in f.replicas]
     return {
         "kind": f.scenario["cluster"]["router"]["kind"],
         "decisions": dict(sorted(f.reasons.items())),
@@ -161,7 +165,9 @@ def router_doc(f):
         # and one per replica as this router sent them (workload/blocks.py)
         "block_reuse_one_cache": block_reuse(f.chain),
         "block_reuse_routed": block_reuse(f.chain, f.replica_of),
-        "scores": [[g, s] for g, s in f.scores]}
+        "load_imbalance": max(sent) * len(sent) / sum(sent) if sum(sent) else None,
+        "scores": [[g, s] for g, s in f.scores],
+        "reasons": f.reason[:MAX_SCORES]}
 
 
 class _One:

@@ -55,6 +55,13 @@ def _lanes(scenario):
 # blogger can embed (?embed=story&story=N). Each step is a scenario like a preset, plus what to
 # look at: `highlight` names a figure (py_engine.app.figures.FIGURES) and `focus` a part of it (a
 # lane's scheduler, or "blocks": the block view of the paged KV pool under the vllm lane).
+# the fleet steps' traffic: five system prompts that a replica's KV pool cannot all hold
+_FLEET = {"scheduler": "vllm",
+          "workload": {"requests": 160, "arrival": {"kind": "poisson", "rate": 8.0},
+                       "output_mean": 64,
+                       "prefix": {"kind": "system", "groups": 5, "tokens": 2000}},
+          "server": {"kv_tokens": 8000}}
+
 STORY = [
     {"title": "Static batching holds its slots",
      "text": "Sixty-four requests with long-tailed output lengths on eight slots. Static batching "
@@ -98,6 +105,31 @@ STORY = [
      "scenario": {"workload": {"requests": 256, "arrival": {"kind": "poisson", "rate": 12.0}},
                   "server": {"slots": 16}, "slo": {"ttft_ms": 5000.0, "tpot_ms": 40.0}},
      "highlight": "slots"},
+    # a fleet (SPEC §8): the same traffic behind three routers (tests/engine/test_story.py)
+    {"title": "A fleet: round robin spreads every prefix thin",
+     "text": "Four replicas of the vLLM server, each with an 8,000-token KV pool, share 160 "
+             "requests that start with one of five 2,000-token system prompts. Round robin deals "
+             "them out in turn, so every replica must cache all five prompts: its pool cannot, "
+             "and only a third of the prompt tokens hit the prefix cache. Prefills are redone, "
+             "requests preempted, and p95 TTFT is about 8 s.",
+     "scenario": dict(_FLEET, cluster={"replicas": 4, "router": "round_robin"}),
+     "highlight": "fleet"},
+    {"title": "Pure affinity piles the load on one replica",
+     "text": "The same traffic through llm-d's prefix scorer alone (queue and KV weights 0): each "
+             "request follows its prompt's cached prefix, and 87% of prompt tokens hit. But three "
+             "prompts first landed on one replica, so it serves 96 of the 160 requests while "
+             "another serves none: the busy one queues, and p95 TTFT is again about 8 s.",
+     "scenario": dict(_FLEET, cluster={"replicas": 4, "router": {
+         "kind": "llm_d", "weights": {"queue": 0.0, "kv": 0.0}}}),
+     "highlight": "fleet"},
+    {"title": "Cache-aware routing keeps the hits and the balance",
+     "text": "SGLang's cache-aware router follows a prefix match too, but sends a prompt it has "
+             "never seen to the replica with the smallest prefix tree, and to the least loaded "
+             "one when loads drift apart. Every replica gets work, 88% of prompt tokens hit and "
+             "p95 TTFT falls to 0.18 s; every request meets the SLO. The comparison runs all "
+             "eight routers on this trace.",
+     "scenario": dict(_FLEET, cluster={"replicas": 4, "router": "cache_aware"}),
+     "highlight": "fleet"},
 ]
 
 

@@ -19,7 +19,7 @@ def step(title_word):
 
 
 def test_every_step_is_a_scenario_with_a_figure_and_its_lanes():
-    assert len(STORY) == 7
+    assert len(STORY) == 10
     for s in STORY:
         prepare(s["scenario"])                          # raises on a bad field
         assert s["highlight"] in figures.FIGURES and s["highlight"] != "story"
@@ -85,6 +85,46 @@ def test_goodput_peaks_at_the_recommended_setting():
     assert max(goodput, key=goodput.get) == rec
     fails = {p["value"]: p["continuous"]["slo"]["failing"] for p in r["points"]}
     assert "ttft_ms" in fails[min(values)] and "tpot_ms" in fails[max(values)]   # queue / slow passes
+
+
+def _fleet(s):
+    r = api.simulate(s["scenario"])
+    sent = [rep["requests"] for rep in r["replicas"]]
+    return r, r["metrics"], sent
+
+
+def test_round_robin_spreads_the_prefixes_thin():
+    s = step("round robin")
+    r, m, sent = _fleet(s)
+    assert "only a third" in s["text"] and 0.25 < m["prefix_hit_rate"] < 0.4
+    assert len(set(sent)) == 1                               # dealt out in turn
+    assert m["preemptions"] > 0                              # "requests preempted"
+    assert "about 8 s" in s["text"] and round(m["ttft"]["p95"] / 1000) == 8
+    pool = s["scenario"]["server"]["kv_tokens"]
+    prefix = s["scenario"]["workload"]["prefix"]
+    assert prefix["groups"] * prefix["tokens"] > pool        # "its pool cannot" hold all five
+
+
+def test_pure_affinity_piles_the_load():
+    s = step("affinity")
+    r, m, sent = _fleet(s)
+    assert "87%" in s["text"] and f"{m['prefix_hit_rate']:.0%}" == "87%"
+    assert "serves 96 of the 160" in s["text"] and max(sent) == 96 and sum(sent) == 160
+    assert "another serves none" in s["text"] and min(sent) == 0
+    assert round(m["ttft"]["p95"] / 1000) == 8
+    assert r["router"]["load_imbalance"] == 96 * 4 / 160
+
+
+def test_cache_aware_keeps_the_hits_and_the_balance():
+    s = step("Cache-aware")
+    r, m, sent = _fleet(s)
+    assert "88%" in s["text"] and f"{m['prefix_hit_rate']:.0%}" == "88%"
+    assert min(sent) > 0                                     # "every replica gets work"
+    assert "0.18 s" in s["text"] and round(m["ttft"]["p95"] / 1000, 2) == 0.18
+    assert m["slo_attainment"] == 1.0
+    rr = _fleet(step("round robin"))[1]
+    assert m["prefix_hit_rate"] > 2 * rr["prefix_hit_rate"]
+    assert r["router"]["decisions"].keys() <= {"cache_hit", "smallest_tree", "balance"}
 
 
 @pytest.mark.parametrize("i", range(len(STORY)))

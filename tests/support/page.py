@@ -62,19 +62,11 @@ def flat_metrics(compare_result: dict) -> dict[str, float | None]:
     """A native compare result flattened to the page's data-metric names
     (<scheduler>.<metric path>, speedup.passes, speedup.time)."""
     out: dict[str, float | None] = {}
-
-    def walk(prefix, value):
-        if isinstance(value, dict):
-            for k, v in value.items():
-                walk(f"{prefix}.{k}", v)
-        elif isinstance(value, (int, float)) or value is None:   # bools as 1.0 / 0.0
-            out[prefix] = None if value is None else float(value)
-
     for sched, res in compare_result.items():
         if sched == "speedup":
-            walk("speedup", res)
+            _walk(out, "speedup", res)
         elif isinstance(res, dict) and "metrics" in res:
-            walk(sched, res["metrics"])
+            _walk(out, sched, res["metrics"])
     return out
 
 
@@ -97,3 +89,71 @@ def metrics_match(shown: dict, expected: dict, rel: float = 1e-9) -> int:
             problems.append(f"{name}: page {value!r} != native {want!r}")
     assert not problems, "page numbers differ from the native engine:\n  " + "\n  ".join(problems)
     return len(shown)
+
+
+def _walk(out: dict, prefix: str, value) -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _walk(out, f"{prefix}.{k}", v)
+    elif isinstance(value, (int, float)) or value is None:      # bools as 1.0 / 0.0
+        out[prefix] = None if value is None else float(value)
+
+
+def router_scenarios(scenario: dict, kinds) -> dict[str, dict]:
+    """The fleet figure's router comparison natively: the scenario once per router kind, each
+    keeping the router knobs that exist for that kind (fields.py `when`), as the page does."""
+    import copy
+
+    from py_engine.scenario import fields
+
+    router = scenario.get("cluster", {}).get("router", {})
+    router = {"kind": router} if isinstance(router, str) else router
+    out = {}
+    for kind in kinds:
+        sc = copy.deepcopy(scenario)
+        new = {"kind": kind}
+        for f in fields.FIELDS:
+            if not f.path.startswith("cluster.router.") or f.path == "cluster.router.kind":
+                continue
+            if kind not in f.when.get("cluster.router.kind", [kind]):
+                continue
+            node, parts = router, f.path.split(".")[2:]
+            for p in parts[:-1]:
+                node = node.get(p, {}) if isinstance(node, dict) else {}
+            if isinstance(node, dict) and parts[-1] in node:
+                tgt = new
+                for p in parts[:-1]:
+                    tgt = tgt.setdefault(p, {})
+                tgt[parts[-1]] = node[parts[-1]]
+        sc["cluster"]["router"] = new
+        out[kind] = sc
+    return out
+
+
+def flat_fleet(fleet: dict, routers: dict[str, dict] | None = None) -> dict[str, float | None]:
+    """A native fleet result (and the router comparison's results by kind) flattened to the fleet
+    figure's data-metric names: fleet.<metric path>, router.<counter path>, replica<k>.requests
+    and replica<k>.<metric path>, routers.<kind>.<metric path> and routers.<kind>.load_imbalance."""
+    out: dict[str, float | None] = {}
+    _walk(out, "fleet", fleet["metrics"])
+    _walk(out, "router", {k: v for k, v in fleet["router"].items() if k not in ("scores", "reasons")})
+    for rep in fleet["replicas"]:
+        out[f"replica{rep['replica']}.requests"] = float(rep["requests"])
+        if rep["metrics"]:
+            _walk(out, f"replica{rep['replica']}", rep["metrics"])
+    for kind, res in (routers or {}).items():
+        _walk(out, f"routers.{kind}", res["metrics"])
+        _walk(out, f"routers.{kind}", {"load_imbalance": res["router"]["load_imbalance"]})
+    return out
+
+
+def fleet_runs(native, scenario: dict, scheduler: str) -> tuple[dict, dict[str, dict]]:
+    """What the fleet figure runs for a scenario with a cluster, natively: (the fleet, {router
+    kind: the same scenario behind that router}), on `scheduler` (the last lane on screen)."""
+    kinds = next(f for f in native("schema", {})["fields"]
+                 if f["path"] == "cluster.router.kind")["choices"]
+
+    def run(sc):
+        return native("simulate", {"scenario": {**sc, "scheduler": scheduler}})
+
+    return run(scenario), {k: run(sc) for k, sc in router_scenarios(scenario, kinds).items()}

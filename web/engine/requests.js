@@ -41,6 +41,36 @@ export function sweepOf(fig, param) {
   return alt ? { ...fig.sweep, ...alt } : fig.sweep;
 }
 
+/** The scenario as one server runs it: without the keys a figure owns (figures.fleet.owns: the
+ *  cluster), which only that figure's runs keep. */
+export function oneServer(schema, scenario) {
+  const owned = Object.values(schema.figures).map((f) => f.owns).filter((k) => k && k in scenario);
+  if (!owned.length) return scenario;
+  const out = { ...scenario };
+  for (const k of owned) delete out[k];
+  return out;
+}
+
+/**
+ * The fleet figure's runs (figures.fleet), or null while the scenario has one replica: `run` the
+ * fleet as set, and `routers`: one run per router kind on the same trace, the other knobs as set.
+ * Each is a simulate on the richest scheduler on screen. The page asks them of the live engine
+ * only (they are no start-up requests: a single-server page never waits for them).
+ */
+export function fleetRequests(ctx, values, lanes, items) {
+  const fig = ctx.schema.figures.fleet;
+  if (!fig || !(values[fig.replicas] > 1)) return null;
+  const scheduler = sweepSchedulers(fig, lanes, ctx.schema.schedulers)[0];
+  const simulate = (vals) => {
+    const scenario = { ...scenarioFrom(ctx.fields, vals), scheduler };
+    if (items) scenario.workload = { ...scenario.workload, items };
+    return { method: 'simulate', params: { scenario } };
+  };
+  const kinds = ctx.fields.find((f) => f.path === fig.router)?.choices || [];
+  return { scheduler, router: values[fig.router], replicas: values[fig.replicas], run: simulate(values),
+    routers: kinds.map((kind) => ({ kind, req: simulate({ ...values, [fig.router]: kind }) })) };
+}
+
 /** One request per point (the page sweeps point by point, so a sweep is cancellable). */
 function sweepRequests(def, scenario, lanes, schedulers) {
   const scheds = sweepSchedulers(def, lanes, schedulers);
@@ -58,16 +88,18 @@ export const CHECK = { method: 'check', params: {} };
 
 /**
  * What each figure asks of the engine for a page state {values, view}:
- * {main, sweeps: {figure: [{x, req}]}, stall, kv: [...]}. An embed asks only for its own figure.
+ * {main, sweeps: {figure: [{x, req}]}, stall, kv: [...], fleet}. An embed asks only for its own
+ * figure. Every figure but the fleet runs one server (oneServer).
  */
 export function pageRequests(ctx, state) {
   const { schema, fields } = ctx;
-  const scenario = scenarioFrom(fields, state.values);
+  const scenario = oneServer(schema, scenarioFrom(fields, state.values));
   if (state.items) (scenario.workload ??= {}).items = state.items;   // the reader's own trace file
   const lanes = lanesOf(schema.schedulers, state.view);
   const only = embeddedFigure(ctx, state.view);
   const wants = (fig) => !only || only === fig;
-  const out = { main: compareRequest(scenario, lanes), sweeps: {}, stall: null, kv: [] };
+  const out = { main: compareRequest(scenario, lanes), sweeps: {}, stall: null, kv: [],
+    fleet: wants('fleet') ? fleetRequests(ctx, state.values, lanes, state.items) : null };
   for (const [name, fig] of Object.entries(schema.figures)) {
     if (fig.sweep && wants(name)) out.sweeps[name] = sweepRequests(sweepOf(fig, state.sizing?.[name]), scenario, lanes, schema.schedulers);
   }

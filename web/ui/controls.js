@@ -26,7 +26,7 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
     }
     const id = `ctl-${f.url}`;
     const row = el('div', { class: 'field', 'data-field': f.url });
-    const showUnit = f.unit && !['choice', 'cost', 'bool'].includes(f.type) && !['requests', 'sequences'].includes(f.unit);
+    const showUnit = f.unit && !['choice', 'cost', 'bool'].includes(f.type) && !['requests', 'sequences', 'replicas'].includes(f.unit);
     row.append(el('label', { for: id, title: f.description }, document.createTextNode(f.label),
       showUnit ? el('span', { class: 'unit', text: ` ${f.unit}` }) : null));
     let input;

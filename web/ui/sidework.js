@@ -1,11 +1,13 @@
-// The figures beside the main timelines: the sweeps, the prefill stall, the KV calculator and the
-// self-check. They run after the main view, one engine call at a time; any change restarts them
-// (latest wins), and a sweep can be cancelled between its points.
+// The figures beside the main timelines: the fleet, the sweeps, the prefill stall, the KV
+// calculator and the self-check. They run after the main view, one engine call at a time; any
+// change restarts them (latest wins), and a sweep (or the fleet's router comparison) can be
+// cancelled between its points.
 
 import { latest } from '../engine/latest.js';
 import { KV_PRESETS, CHECK, kvRequest, pageRequests, sweepSchedulers, sweepOf } from '../engine/requests.js';
 import { speedupPoint, sizingPoint, drawSpeedup, drawSizing, sloRule, drawLatency, renderAdvice, fieldWords } from './sweeps.js';
 import { renderStall, buildKV, renderKV, renderCheck, renderFit } from './panels.js';
+import { createFleet } from './fleet.js';
 import { $, el } from './dom.js';
 import { schedulerLabel } from '../state/context.js';
 
@@ -16,8 +18,7 @@ const WAIT_ENGINE_MS = 1500;   // at start, the side figures wait this long at m
  * ctx: {source, schema, fields, page (the page's context: state/context.js), root,
  *       state: () => ({values, view, lanes, cmp}),
  *       onUseKV(tokens), onApply(path, value), onDeploy(deployment), onCalibrated(cost)}.
- *       Returns {start(), cancel(),
- *       redraw(), runCheck()}.
+ *       Returns {begin(embed), start(), live(), show(), cancel(), redraw(), runCheck()}.
  */
 export function createSideWork(ctx) {
   const { source, schema, fields, root } = ctx;
@@ -35,6 +36,8 @@ export function createSideWork(ctx) {
   const sizing = {};          // figure -> the parameter the reader chose to sweep (fig.sweep.params)
   const defOf = (name) => sweepOf(schema.figures[name], sizing[name]);
   const state = () => ({ ...ctx.state(), sizing });
+  const fleet = createFleet({ source, schema, onApply: ctx.onApply, cancel: () => cancel(), compact: () => ({ story: 0.6, fleet: 0.8 })[root.dataset.embed] || 0 });
+  const showFleet = () => fleet.show(pageRequests(ctx.page, state()).fleet);
   for (const [name, fig] of figures) {
     const pick = $(`${name}-param`);
     if (!pick || !fig.sweep.params) continue;
@@ -137,8 +140,11 @@ export function createSideWork(ctx) {
     const token = work.start();
     clearTimeout(timer);
     root.dataset.sweeping = '1';
+    showFleet();
     timer = setTimeout(async () => {
       const reqs = pageRequests(ctx.page, state());
+      await fleet.run(token, reqs.fleet);      // first: with replicas above 1 it is the question
+      if (token.stale) return;
       if (reqs.stall) await stall(token, reqs.stall);
       for (const [name, pts] of Object.entries(reqs.sweeps)) {
         if (token.stale) return;      // cancelled during the last figure: the next one never starts
@@ -154,6 +160,7 @@ export function createSideWork(ctx) {
   function cancel() {
     work.cancel();
     delete root.dataset.sweeping;
+    fleet.cancelled();
     for (const [name] of figures) {
       if (!started.has(name)) {        // its points belong to older values: not shown as current
         points[name] = [];
@@ -239,6 +246,7 @@ export function createSideWork(ctx) {
    */
   let begun = false;
   function begin(embed) {
+    showFleet();
     const go = () => { if (!begun) { begun = true; start(); initKV(); } };
     if (embed && !schema.figures[embed]?.main) go();
     else setTimeout(go, WAIT_ENGINE_MS);
@@ -252,7 +260,9 @@ export function createSideWork(ctx) {
     /** The engine is live: what the snapshot answered is asked again, so the page shows the
      *  engine's own numbers. */
     live() { if (begun && !ranLive) start(); },
+    /** A change: the fleet figure opens or closes at once, and drops numbers of other values. */
+    show: showFleet,
     /** Redraw what is already computed (theme or size change). */
-    redraw() { for (const [name] of figures) if (points[name].length) draw(name); },
+    redraw() { for (const [name] of figures) if (points[name].length) draw(name); fleet.redraw(); },
   };
 }

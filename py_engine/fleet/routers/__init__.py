@@ -4,7 +4,7 @@
 import importlib
 import pkgutil
 
-from .base import REGISTRY, Router
+from .base import REGISTRY, Router, describe
 
 for _m in pkgutil.iter_modules(__path__):
     if _m.name != "base":
@@ -16,4 +16,4 @@ def make_router(scenario, fleet):
     return REGISTRY[scenario["cluster"]["router"]["kind"]](scenario, fleet)
 
 
-__all__ = ["make_router", "Router", "REGISTRY"]
+__all__ = ["make_router", "Router", "REGISTRY", "describe"]

@@ -12,7 +12,10 @@ What a router may read (fleet/run.py), per replica `rep` of `self.fleet.replicas
                                 (workload/blocks.py stream_chains): what a router's own prefix
                                 index stores
 `pick` returns (replica, reason, scores or None): the reason is a word the result counts
-(decisions by reason), the scores what the page shows on hover. `sent(g, t, k)` follows every
+(decisions by reason), the scores what the page shows on hover. A router says in words what it is
+(`label`), what its scores are (`score`, and `best`: whether the lowest or the highest wins) and
+what a request did for each of its reasons (`why`); schema() ships them (describe()), so the page names no
+router itself. `sent(g, t, k)` follows every
 decision (a router's own bookkeeping). Ties go to the lowest replica index unless the source
 breaks them at random (then with the router's seeded random.Random).
 """
@@ -32,6 +35,10 @@ def register(name):
 
 class Router:
     name = "?"
+    label = "?"            # the router in words
+    score = None           # what its scores per replica are, in words (None: it keeps none)
+    best = None            # "lowest" or "highest": the score that wins
+    why = {}               # reason -> what the request did, in words
 
     def __init__(self, scenario, fleet):
         self.fleet = fleet
@@ -47,6 +54,12 @@ class Router:
 
     def sent(self, g, t, k):
         return None
+
+
+def describe():
+    """[{name, label, score, best, why}] of every registered router (the page's words)."""
+    return [{"name": n, "label": c.label, "score": c.score, "best": c.best, "why": dict(c.why)}
+            for n, c in REGISTRY.items()]
 
 
 def lowest(values):

@@ -19,6 +19,13 @@ from .base import Router, lowest, register
 
 @register("cache_aware")
 class CacheAware(Router):
+    label = "SGLang cache-aware"
+    score = "requests in flight, by the router's own count"
+    best = "lowest"
+    why = {"cache_hit": "followed its prefix-tree match (over cache_threshold of the prompt)",
+           "smallest_tree": "went to the smallest prefix tree (no match over cache_threshold)",
+           "balance": "went to the least loaded replica (loads imbalanced)"}
+
     def __init__(self, scenario, fleet):
         super().__init__(scenario, fleet)
         c = self.conf

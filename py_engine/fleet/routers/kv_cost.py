@@ -14,6 +14,12 @@ from .base import Router, register
 
 @register("kv_cost")
 class KvCost(Router):
+    label = "Dynamo KV cost"
+    score = "overlap_weight x prefill blocks + decode blocks"
+    best = "lowest"
+    why = {"overlap": "went to the lowest cost, where some of its blocks were cached",
+           "load": "went to the lowest cost, where none of its blocks were cached"}
+
     def __init__(self, scenario, fleet):
         super().__init__(scenario, fleet)
         self.weight = self.conf["overlap_weight"]

@@ -8,6 +8,11 @@ from .base import Router, lowest, register
 
 @register("least_outstanding")
 class LeastOutstanding(Router):
+    label = "least outstanding"
+    score = "its requests not done, by the router's own count"
+    best = "lowest"
+    why = {"least_load": "went to the replica with the fewest requests in flight"}
+
     def pick(self, g, t):
         loads = [rep.outstanding(t) for rep in self.fleet.replicas]
         return lowest(loads), "least_load", loads

@@ -23,6 +23,12 @@ LRU_TOKENS = 31_250 * 16       # the approximate index's capacity per endpoint
 
 @register("llm_d")
 class LlmD(Router):
+    label = "llm-d scorers"
+    score = "the weighted sum of prefix, queue and KV scores"
+    best = "highest"
+    why = {"prefix": "went to the best weighted score, where its prefix was cached",
+           "load": "went to the best weighted score, where none of it was cached"}
+
     def __init__(self, scenario, fleet):
         super().__init__(scenario, fleet)
         w = self.conf["weights"]

@@ -9,6 +9,12 @@ from .base import Router, register
 
 @register("power_of_two")
 class PowerOfTwo(Router):
+    label = "power of two"
+    score = "requests in flight of the two replicas drawn"
+    best = "lowest"
+    why = {"two_choices": "went to the less loaded of two replicas drawn at random",
+           "only": "went to the only replica"}
+
     def pick(self, g, t):
         if self.n == 1:
             return 0, "only", None

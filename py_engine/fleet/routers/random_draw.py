@@ -7,5 +7,8 @@ from .base import Router, register
 
 @register("random")
 class Random(Router):
+    label = "random"
+    why = {"draw": "went to a replica drawn at random"}
+
     def pick(self, g, t):
         return self.rng.randrange(self.n), "draw", None

@@ -7,5 +7,8 @@ from .base import Router, register
 
 @register("round_robin")
 class RoundRobin(Router):
+    label = "round robin"
+    why = {"turn": "went to the next replica in turn"}
+
     def pick(self, g, t):
         return g % self.n, "turn", None

@@ -11,6 +11,11 @@ from .base import Router, register
 
 @register("vllm_dp")
 class VllmDP(Router):
+    label = "vLLM data parallel"
+    score = "4 x waiting + running, as last published"
+    best = "lowest"
+    why = {"lowest_score": "went to the replica with the lowest 4 x waiting + running"}
+
     def __init__(self, scenario, fleet):
         super().__init__(scenario, fleet)
         self.seen = [None] * self.n        # time of the counts last read, per engine

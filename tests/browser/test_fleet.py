@@ -1,0 +1,155 @@
+"""The fleet figure (replicas behind a router): a fleet URL's numbers, each replica's and every
+router's in the comparison, equal native py_engine.simulate runs of the same scenario; hovering a
+request names the replica it went to and the router's scores for it; the embed fits 820x520; the
+router comparison is cancellable; a single-server page asks nothing of it until it is opened."""
+
+import re
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from support.page import (flat_fleet, flat_metrics, fleet_runs, metrics_match, read_metrics,
+                          scenario_from_query, settle)
+
+# Three vLLM replicas, four 1,500-token system prompts, llm-d's scorers with a lighter KV weight.
+FLEET = ("vllm=1&requests=120&arrival=poisson&rate=10&output_mean=48&prefix=system&groups=4"
+         "&tokens=1500&kv_tokens=6000&replicas=3&router=llm_d&w_kv=0.5")
+
+
+def kinds(native):
+    return next(f for f in native("schema", {})["fields"] if f["path"] == "cluster.router.kind")["choices"]
+
+
+def expected(native, query, scheduler):
+    """Every number the page may show for this URL, natively: the one-server comparison of the
+    main figures, the fleet, and every router on the same trace."""
+    scenario = scenario_from_query(query)
+    lanes = ["static", "continuous"] + (["vllm"] if "vllm=1" in query else [])
+    one = {k: v for k, v in scenario.items() if k != "cluster"}
+    fleet, routers = fleet_runs(native, scenario, scheduler)
+    return fleet, routers, {**flat_metrics(native.compare(one, lanes)), **flat_fleet(fleet, routers)}
+
+
+def fleet_metrics(shown):
+    return {k: v for k, v in shown.items() if re.match(r"(fleet|router|replica\d+|routers)\.", k)}
+
+
+def test_a_fleet_url_shows_the_native_numbers_and_why_each_request_went_where(
+        strict_page, site_url, native):
+    page = strict_page
+    page.goto(f"{site_url}?{FLEET}")
+    settle(page)
+    fleet, routers, want = expected(native, FLEET, "vllm")
+    shown = read_metrics(page)
+    assert metrics_match(shown, want) >= 60
+    fm = fleet_metrics(shown)
+    for name in ("fleet.throughput_tok_s", "fleet.ttft.p95", "fleet.prefix_hit_rate",
+                 "router.load_imbalance", "replica0.requests", "replica2.prefix_hit_rate",
+                 "routers.round_robin.ttft.p95", "routers.kv_cost.load_imbalance"):
+        assert name in fm, name
+    assert page.locator("canvas.fleet-lane").count() == 3
+    assert "3 replicas behind llm-d" in page.text_content("#fleet-what")
+
+    # Hover the tick of a request: the tooltip names its replica and the router's scores for it.
+    req = fleet["requests"][40]
+    k, arrive = req["replica"], req["arrive"]
+    lane = page.locator(f'canvas.fleet-lane[data-replica="{k}"]')
+    lane.scroll_into_view_if_needed()
+    box = lane.bounding_box()
+    x = 3 + arrive / fleet["metrics"]["makespan"] * (box["width"] - 6)
+    page.mouse.move(box["x"] + x, box["y"] + box["height"] - 3)
+    page.wait_for_selector("#fleet-tip:not([hidden])")
+    text = page.inner_text("#fleet-tip")
+    got = re.search(r"Request #(\d+) → replica (\d+)", text)
+    assert got, text
+    rid = int(got.group(1))
+    assert int(got.group(2)) == fleet["requests"][rid]["replica"] == k
+    scores = dict(fleet["router"]["scores"])[rid]
+    shown_scores = re.findall(r"replica (\d+)(?: ←)?\s+([\d.,]+)", text.split("wins):")[1])
+    assert [int(i) for i, _ in shown_scores] == list(range(3))
+    assert [float(s.replace(",", "")) for _, s in shown_scores] == pytest.approx(scores, abs=0.006)
+    reason = fleet["router"]["reasons"][rid]
+    why = next(r for r in native("schema", {})["routers"] if r["name"] == "llm_d")["why"][reason]
+    assert f"It {why}." in text
+
+
+def test_the_router_comparison_lists_every_router_and_picks_one(strict_page, site_url, native):
+    page = strict_page
+    query = "requests=300&arrival=poisson&rate=30&replicas=4"      # continuous, round robin
+    page.goto(f"{site_url}?{query}")
+    settle(page)
+    names = page.eval_on_selector_all("#fleet-routers [data-router]", "bs => bs.map(b => b.dataset.router)")
+    assert names == kinds(native)
+    _, routers, want = expected(native, query, "continuous")
+    shown = read_metrics(page)
+    assert metrics_match(shown, want) > 0
+    for kind in names:
+        for key in ("throughput_tok_s", "ttft.p95", "load_imbalance"):
+            assert f"routers.{kind}.{key}" in shown, (kind, key)
+    assert page.get_attribute('#fleet-routers tr.current [data-router]', "data-router") == "round_robin"
+    # a router's button sets it: the fleet figure follows, the link too
+    before = page.get_attribute("html", "data-drawn")
+    page.click('#fleet-routers [data-router="least_outstanding"]')
+    page.wait_for_function("n => document.documentElement.dataset.drawn !== n", arg=before)
+    settle(page)
+    assert parse_qs(urlsplit(page.url).query)["router"] == ["least_outstanding"]
+    assert page.get_attribute('#fleet-routers tr.current [data-router]', "data-router") == "least_outstanding"
+    assert "behind least outstanding" in page.text_content("#fleet-what")
+    _, again, want = expected(native, query + "&router=least_outstanding", "continuous")
+    assert again == routers                                  # the same trace, the same runs
+    assert metrics_match(read_metrics(page), want) > 0
+
+
+def test_a_single_server_page_opens_the_fleet_on_request(strict_page, site_url, native):
+    page = strict_page
+    page.goto(site_url)
+    settle(page)
+    assert page.is_visible("#fleet-open") and not page.is_visible("#fleet-body")
+    assert not fleet_metrics(read_metrics(page))            # no fleet runs for one server
+    page.click("#fleet-open")
+    settle(page)
+    assert parse_qs(urlsplit(page.url).query)["replicas"] == ["4"]
+    _, _, want = expected(native, "replicas=4", "continuous")
+    shown = read_metrics(page)
+    assert len(fleet_metrics(shown)) > 30 and metrics_match(shown, want) > 30
+    # back to one server: the figure closes and no fleet number stays behind
+    page.fill("#ctl-replicas", "1")
+    page.press("#ctl-replicas", "Enter")
+    page.wait_for_selector("#fleet-open", state="visible")
+    settle(page)
+    assert "replicas" not in parse_qs(urlsplit(page.url).query)
+    assert not fleet_metrics(read_metrics(page))
+
+
+@pytest.mark.parametrize("query", [FLEET, FLEET.replace("replicas=3", "replicas=8"), "story=10&embed=fleet"])
+def test_the_fleet_embed_fits_820_by_520(strict_page, site_url, native, query):
+    page = strict_page
+    page.set_viewport_size({"width": 820, "height": 520})
+    page.goto(f"{site_url}?embed=fleet&{query}" if "embed" not in query else f"{site_url}?{query}")
+    settle(page)
+    height = native("schema", {})["figures"]["fleet"]["embed_height"]
+    doc = page.evaluate("() => document.documentElement.scrollHeight")
+    content = page.evaluate("() => Math.ceil(document.body.getBoundingClientRect().bottom)")
+    assert doc <= 520 and content <= height, (doc, content)
+    assert page.is_visible('[data-figure="fleet"]') and page.is_visible("#embed-open")
+    # every router's row has its numbers, and the lanes are wholly inside the frame
+    assert page.locator("#fleet-routers tbody tr").count() == len(kinds(native))
+    lanes = page.eval_on_selector_all("canvas.fleet-lane", "cs => cs.map(c => c.getBoundingClientRect().right)")
+    assert lanes and max(lanes) <= 820
+    shown = fleet_metrics(read_metrics(page))
+    assert sum(1 for k in shown if k.startswith("routers.")) == 4 * len(kinds(native))
+
+
+def test_the_router_comparison_is_cancelled(strict_page, site_url):
+    page = strict_page
+    page.goto(f"{site_url}?requests=4000&arrival=poisson&rate=60&replicas=8")
+    # the fleet's own run is drawn and the comparison is under way
+    page.wait_for_function("() => document.querySelector('[data-metric=\"fleet.throughput_tok_s\"]')?.dataset.value"
+                           " && !document.getElementById('fleet-cancel').hidden", timeout=240_000)
+    page.click("#fleet-cancel")
+    page.wait_for_selector("html:not([data-sweeping])", state="attached")
+    assert page.text_content("#fleet-run-status") == "cancelled"
+    assert page.is_hidden("#fleet-cancel")
+    # the rows not run stay empty, the fleet's own numbers stay
+    assert page.locator('#fleet-routers [data-metric][data-value=""]').count() > 0
+    assert page.get_attribute('[data-metric="fleet.throughput_tok_s"]', "data-value")

@@ -1,0 +1,76 @@
+// The fleet figure's pure parts: its requests (one server for every other figure, the fleet and
+// one run per router for it, never at start-up), and what it reads of a fleet's result (where a
+// request went, the favoured replica, a replica's state at a time, the lanes' pixel columns).
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { engine } from './engine.mjs';
+import { makeContext } from '../../web/state/context.js';
+import { parseURL } from '../../web/state/url.js';
+import { pageRequests, startupRequests, oneServer } from '../../web/engine/requests.js';
+import { fleetView, nearestRequest, favoured, stateAt, runEnd } from '../../web/state/fleet.js';
+import { columns } from '../../web/draw/fleet.js';
+
+const { schema, presets, story } = engine();
+const ctx = makeContext(schema, presets, Object.keys(schema.figures), story);
+const kinds = ctx.fields.find((f) => f.path === 'cluster.router.kind').choices;
+
+test('one replica: no fleet runs; above one: the fleet, then every router, on the last lane', () => {
+  assert.equal(pageRequests(ctx, parseURL('', ctx)).fleet, null);
+  const reqs = pageRequests(ctx, parseURL('?replicas=3&router=llm_d&w_kv=0.5&vllm=1', ctx));
+  assert.equal(reqs.main.method, 'compare');
+  assert.equal(reqs.main.params.scenario.cluster, undefined);          // the main figures: one server
+  const { run, routers, scheduler } = reqs.fleet;
+  assert.equal(scheduler, 'vllm');
+  assert.deepEqual(run, { method: 'simulate', params: { scenario: { scheduler: 'vllm',
+    cluster: { replicas: 3, router: { kind: 'llm_d', weights: { kv: 0.5 } } } } } });
+  assert.deepEqual(routers.map((r) => r.kind), kinds);
+  // each router keeps the knobs it has: llm_d's weight, nobody else's
+  const byKind = Object.fromEntries(routers.map((r) => [r.kind, r.req.params.scenario.cluster]));
+  assert.deepEqual(byKind.llm_d, run.params.scenario.cluster);
+  assert.deepEqual(byKind.round_robin, { replicas: 3 });
+  assert.deepEqual(byKind.cache_aware, { replicas: 3, router: { kind: 'cache_aware' } });
+  const noLane = pageRequests(ctx, parseURL('?replicas=2', ctx)).fleet;
+  assert.equal(noLane.scheduler, 'continuous');
+});
+
+test('an embed of another figure asks nothing of the fleet; the fleet is never a start-up request', () => {
+  assert.equal(pageRequests(ctx, parseURL('?replicas=4&embed=skew', ctx)).fleet, null);
+  const searches = ['?replicas=4', '?embed=fleet&replicas=4', ...story.map((_, i) => `?story=${i + 1}`)];
+  for (const r of startupRequests(ctx, searches)) assert.notEqual(r.method, 'simulate');
+  assert.deepEqual(oneServer(schema, { cluster: { replicas: 2 }, server: { slots: 4 } }), { server: { slots: 4 } });
+});
+
+// A fleet result as the worker delivers it: tables of typed columns.
+const table = (cols) => ({ $table: Object.values(cols)[0].length, columns: Object.fromEntries(Object.entries(cols).map(([k, v]) => [k, Float64Array.from(v)])) });
+const log = table({ count: [2, 1], start: [0, 50], rows: [3, 1], prefill_tokens: [0, 0], cost: [10, 5], useful: [3, 1], kv_tokens: [300, 120], cost_last: [14, 5] });
+const res = {
+  metrics: { makespan: 100 },
+  requests: table({ arrive: [0, 5, 20, 30], replica: [0, 1, 0, 1], prompt: [10, 10, 10, 10], cached_tokens: [0, 0, 8, 8] }),
+  replicas: [{ replica: 0, requests: 2, metrics: {}, passes_log: log }, { replica: 1, requests: 2, metrics: {}, passes_log: log }],
+  router: { kind: 'least_outstanding', scores: [[0, [0, 0]], [1, [1, 0]]], reasons: ['least_load', 'least_load'] },
+};
+
+test('where each request went, and the replica its scores favour', () => {
+  const v = fleetView(res);
+  assert.deepEqual([...v.replicas[0].ids], [0, 2]);
+  assert.deepEqual([...v.replicas[1].ids], [1, 3]);
+  assert.deepEqual(v.scores.get(1), [1, 0]);
+  assert.equal(nearestRequest(res, 0, 18, 3), 2);
+  assert.equal(nearestRequest(res, 0, 10, 3), -1);               // nothing within the tolerance
+  assert.equal(nearestRequest(res, 1, 100, 1000), 3);
+  assert.equal(favoured([3, 1, 2], 'lowest'), 1);
+  assert.equal(favoured([0.2, 1.5, 1.5], 'highest'), 1);            // the first on a tie
+  assert.equal(favoured([null, 4, null, 2], 'lowest'), 3);          // power of two: two drawn
+});
+
+test('a replica at a time, and its lane folded into pixel columns', () => {
+  assert.equal(runEnd(0, 2, 10, 14), 24);
+  assert.deepEqual(stateAt(log, 12), { rows: 3, kv: 300 });
+  assert.equal(stateAt(log, 30), null);                             // idle between the runs
+  assert.deepEqual(stateAt(log, 52), { rows: 1, kv: 120 });
+  const { rows, kv } = columns(log, 106, 100);                      // 1 px per time unit (3 px pad)
+  assert.equal(rows[10], 3);
+  assert.equal(rows[40], 0);
+  assert.equal(rows[54], 1);
+  assert.equal(kv[54], 120);
+});

@@ -1,0 +1,75 @@
+// A fleet's result as the fleet figure reads it (py_engine/fleet/result.py: `replicas`, `router`,
+// every request's `replica`): per replica its metrics, passes log and the requests it was sent,
+// and per request the router's scores and reason. Pure functions of the result, derived once.
+
+import { count } from './records.js';
+
+const views = new WeakMap();
+
+/**
+ * res: a fleet's simulate result (tables) -> {replicas: [{replica, requests, metrics, log, ids}],
+ * makespan, scores: Map(request id -> [score per replica]), reasons: [reason per request id]}.
+ * `ids` are the requests the replica was sent, in arrival order (the requests table's order).
+ */
+export function fleetView(res) {
+  let v = views.get(res);
+  if (v) return v;
+  const reps = res.replicas || [];
+  const ids = reps.map(() => []);
+  const t = res.requests;
+  const replica = t.columns.replica;
+  for (let i = 0, n = count(t); i < n; i++) ids[replica[i]]?.push(i);
+  v = {
+    replicas: reps.map((r, k) => ({ replica: r.replica, requests: r.requests, metrics: r.metrics, log: r.passes_log,
+      ids: Int32Array.from(ids[k]) })),
+    makespan: res.metrics.makespan,
+    scores: new Map((res.router?.scores || []).map(([g, s]) => [g, s])),
+    reasons: res.router?.reasons || [],
+  };
+  views.set(res, v);
+  return v;
+}
+
+/** The request sent to replica k whose arrival is nearest to time t, if within tol; else -1.
+ *  Binary search over the replica's requests (arrival order). */
+export function nearestRequest(res, k, t, tol) {
+  const ids = fleetView(res).replicas[k]?.ids;
+  if (!ids?.length) return -1;
+  const arrive = res.requests.columns.arrive;
+  let lo = 0, hi = ids.length;
+  while (lo < hi) { const mid = (lo + hi) >> 1; if (arrive[ids[mid]] < t) lo = mid + 1; else hi = mid; }
+  let best = -1, gap = tol;
+  for (const j of [lo - 1, lo]) {
+    if (j < 0 || j >= ids.length) continue;
+    const d = Math.abs(arrive[ids[j]] - t);
+    if (d <= gap) { best = ids[j]; gap = d; }
+  }
+  return best;
+}
+
+/** Which replica the router's scores favour: the index of the best non-null score, or -1. */
+export function favoured(scores, best) {
+  let k = -1;
+  scores.forEach((s, i) => {
+    if (s == null) return;
+    if (k < 0 || (best === 'highest' ? s > scores[k] : s < scores[k])) k = i;
+  });
+  return k;
+}
+
+/** A replica's state at time t from its passes log: {rows, kv} of the run under t (or null when
+ *  the replica is idle then). Binary search over the runs' starts. */
+export function stateAt(log, t) {
+  const { start, count: passes, cost, cost_last: last, rows, kv_tokens: kv } = log.columns;
+  let lo = 0, hi = log.$table;
+  while (lo < hi) { const mid = (lo + hi) >> 1; if (start[mid] <= t) lo = mid + 1; else hi = mid; }
+  const i = lo - 1;
+  if (i < 0 || t > runEnd(start[i], passes[i], cost[i], last[i])) return null;
+  return { rows: rows[i], kv: kv[i] };
+}
+
+/** When a run of `passes` passes starting at `start` ends: its first pass costs `cost`, its last
+ *  `last` (the roofline cost grows pass by pass; otherwise last = cost), linearly between. */
+export function runEnd(start, passes, cost, last) {
+  return start + (passes > 1 ? (passes * (cost + last)) / 2 : cost);
+}

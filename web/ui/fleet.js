@@ -1,0 +1,341 @@
+// The fleet figure (figures.fleet in py_engine/app/figures.py): replicas behind a router. Its runs
+// (engine/requests.js fleetRequests: the fleet as set, then every router on the same trace) take
+// their turn in the side work (ui/sidework.js: one engine call at a time, latest wins,
+// cancellable) and are asked of the live engine only. This module owns the figure's DOM: the
+// fleet's numbers (data-metric "fleet.<metric>", "router.<counter>"), a lane per replica with its
+// own ("replica<k>.<metric>"), the hover (where a request went and why: the router's scores and
+// reason), and the router comparison ("routers.<kind>.<metric>").
+
+import { el, $ } from './dom.js';
+import { fmt, fmtPct, fmtTime, maxOf, minOf } from '../draw/format.js';
+import { drawLane, drawTimeAxis, timeAxis } from '../draw/fleet.js';
+import { fleetView, nearestRequest, favoured, stateAt } from '../state/fleet.js';
+import { getPath } from '../state/schema.js';
+import { schedulerLabel } from '../state/context.js';
+import { canonical } from '../engine/requests.js';
+
+// The fleet's numbers: hook name, label, path in the result, format.
+const NUMBERS = [
+  ['fleet.throughput_tok_s', 'output tok/s', 'metrics.throughput_tok_s', 'num'],
+  ['fleet.ttft.p95', 'TTFT p95', 'metrics.ttft.p95', 'time'],
+  ['fleet.tpot.p95', 'TPOT p95', 'metrics.tpot.p95', 'time'],
+  ['fleet.prefix_hit_rate', 'prefix hits', 'metrics.prefix_hit_rate', 'pct'],
+  ['fleet.slo_attainment', 'within the SLO', 'metrics.slo_attainment', 'pct'],
+  ['router.load_imbalance', 'load: max / mean', 'router.load_imbalance', 'ratio'],
+];
+// A replica's numbers: path in its entry, label, format; `opt` ones give way on a narrow screen.
+const REPLICA = [
+  { path: 'requests', label: 'requests', kind: 'num', bar: true },
+  { path: 'metrics.throughput_tok_s', label: 'tok/s', kind: 'num', opt: true },
+  { path: 'metrics.ttft.p95', label: 'TTFT p95', kind: 'time', opt: true },
+  { path: 'metrics.prefix_hit_rate', label: 'hits', kind: 'pct' },
+];
+// The router comparison: path in a result, its hook's key, label, which way is better.
+const COMPARE = [
+  { path: 'metrics.throughput_tok_s', key: 'throughput_tok_s', label: 'tok/s', kind: 'num', better: 'highest' },
+  { path: 'metrics.ttft.p95', key: 'ttft.p95', label: 'TTFT p95', kind: 'time', better: 'lowest' },
+  { path: 'metrics.prefix_hit_rate', key: 'prefix_hit_rate', label: 'hits', kind: 'pct', better: 'highest' },
+  { path: 'router.load_imbalance', key: 'load_imbalance', label: 'max/mean', kind: 'ratio', better: 'lowest' },
+];
+const WAITING = 'computing… (the engine answers as soon as it has loaded)';
+
+/** A hook: data-metric = name, data-value = the exact number ('' when there is none). */
+function metric(tag, name, value, text, attrs = {}) {
+  return el(tag, { ...attrs, 'data-metric': name, 'data-value': value == null ? '' : String(value), text });
+}
+
+/** A number with a bar of `share` (0..1) before it: a row of a small bar chart. */
+function barred(hook, share) {
+  const bar = el('i', { class: 'fleet-bar' });
+  bar.style.width = `${Math.max(0, Math.min(1, share || 0)) * 100}%`;
+  return el('div', { class: 'barred' }, el('span', { class: 'track', 'aria-hidden': 'true' }, bar), hook);
+}
+
+/** A lane's height in CSS px for n replicas; `compact`: an embed's share of it (the story's
+ *  embed also holds its card). */
+function laneHeight(n, compact) {
+  const h = n <= 4 ? 30 : n <= 8 ? 24 : n <= 16 ? 18 : 14;
+  return compact ? Math.max(12, Math.round(h * compact)) : h;
+}
+
+/**
+ * ctx: {source, schema, onApply(path, value) (a router's button, the opener), cancel() (the side
+ * work's), compact() (an embed: the share of a lane's usual height it gets, else 0)}.
+ * Returns {show(reqs), run(token, reqs), cancelled(), redraw()}.
+ */
+export function createFleet(ctx) {
+  const { source, schema } = ctx;
+  const fig = schema.figures.fleet;
+  const routers = new Map((schema.routers || []).map((r) => [r.name, r]));
+  const results = new Map();          // canonical request -> result, for the current requests only
+  let shown = null;                   // {reqs, res}: what the figure draws
+  let key = null;                     // the current requests' key
+  let lanes = [];                     // [{canvas, k}] of the drawn result
+  let axisCanvas = null;              // the time axis under them
+  let hoverId = null;
+  const box = $('fig-fleet');
+  const tip = $('fleet-tip');
+  const unit = () => shown?.res?.unit || 'ms';
+  const show = (v, kind) => (v == null ? '–' : kind === 'pct' ? fmtPct(v) : kind === 'time' ? fmtTime(v, unit())
+    : kind === 'ratio' ? `×${v.toFixed(2)}` : fmt(v));
+
+  $('fleet-open').textContent = `Run ${fig.open_replicas} replicas behind a router`;
+  $('fleet-open').addEventListener('click', () => ctx.onApply(fig.replicas, fig.open_replicas));
+  $('fleet-cancel').addEventListener('click', () => ctx.cancel());
+
+  function status(text, bad = false) {
+    const s = $('fleet-status');
+    s.textContent = text || '';
+    s.hidden = !text;
+    s.classList.toggle('bad', bad);
+  }
+
+  /** At once on a change: open or close the figure; numbers of other values never stay. */
+  function showReqs(reqs) {
+    box.classList.toggle('fleet-on', !!reqs);
+    $('fleet-closed').hidden = !!reqs;
+    $('fleet-body').hidden = !reqs;
+    const k = reqs ? canonical(reqs.run) : null;
+    if (k === key) return;
+    key = k;
+    if (!reqs) {                      // one server again: nothing of the fleet stays in the page
+      shown = null;
+      for (const id of ['fleet-numbers', 'fleet-lanes', 'fleet-decisions', 'fleet-routers']) $(id).replaceChildren();
+      lanes = []; axisCanvas = null;
+      return;
+    }
+    for (const e of box.querySelectorAll('[data-metric]')) { e.dataset.value = ''; e.textContent = '…'; }
+    box.classList.add('stale');
+    status(source.live ? 'simulating the fleet…' : WAITING);
+    progress(0, reqs.routers.length);
+  }
+
+  function progress(done, total) {
+    $('fleet-progress').value = total ? done / total : 1;
+    $('fleet-run-status').textContent = done < total ? `${done} of ${total} routers` : '';
+    $('fleet-cancel').hidden = done >= total;
+    $('fleet-bar').hidden = done >= total;            // no empty bar once every router is in
+  }
+
+  async function ask(token, req) {
+    const k = canonical(req);
+    if (!results.has(k)) results.set(k, await source.call(req.method, req.params, { signal: token.signal }));
+    return results.get(k);
+  }
+
+  /** The fleet's run, then every router's (the side work awaits it; token: its latest()). */
+  async function run(token, reqs) {
+    showReqs(reqs);
+    if (!reqs || token.stale) return;
+    if (!source.live) { status(WAITING); return; }     // never a start-up request: side.live() asks again
+    const keep = new Set([reqs.run, ...reqs.routers.map((r) => r.req)].map(canonical));
+    for (const k of results.keys()) if (!keep.has(k)) results.delete(k);
+    let res;
+    try {
+      res = await ask(token, reqs.run);
+    } catch (err) {
+      if (token.stale) return;
+      status(`Not simulated: ${err.detail?.message || err.message}`, true);
+      progress(0, 0);
+      return;
+    }
+    if (token.stale) return;
+    shown = { reqs, res };
+    status('');
+    render();
+    box.classList.remove('stale');
+    const rows = new Map();
+    renderRouters(rows);
+    let done = 0;
+    for (const { kind, req } of reqs.routers) {
+      if (token.stale) return;
+      progress(done, reqs.routers.length);
+      try {
+        rows.set(kind, await ask(token, req));
+      } catch (err) {
+        if (token.stale) return;
+        rows.set(kind, { error: err.detail?.message || err.message });    // the row says why
+      }
+      if (token.stale) return;
+      done++;
+      renderRouters(rows);
+      await new Promise((r) => setTimeout(r, 0));   // the page stays responsive between runs
+    }
+    progress(done, reqs.routers.length);
+  }
+
+  // ---------------------------------------------------------------- drawing
+  function render() {
+    const { reqs, res } = shown;
+    const v = fleetView(res);
+    const router = routers.get(res.router.kind);
+    const slots = res.scenario.server.slots;
+    const pool = v.replicas.map((r) => r.metrics?.kv_pool_tokens).find((p) => p != null);
+    $('fleet-what').textContent = `${fmt(v.replicas.length)} replicas behind ${router?.label || res.router.kind}`;
+    $('fleet-caption').textContent = `Each replica is a whole server (${schedulerLabel(schema.schedulers, reqs.scheduler)}: `
+      + `${fmt(slots)} slots, KV pool ${pool == null ? 'unlimited' : `${fmt(pool)} tokens`}) on one clock`;
+    $('fleet-caption').append(el('span', { class: 'more', text: '; the other figures show one server taking all of this traffic' }), '.');
+    $('fleet-numbers').replaceChildren(...NUMBERS.map(([name, label, path, kind]) => {
+      const x = getPath(res, path);
+      return el('div', { class: 'fleet-number' }, metric('b', name, x, show(x, kind)), el('span', { text: label }));
+    }));
+    const why = Object.entries(res.router.decisions).map(([reason, n]) => el('span', {},
+      metric('b', `router.decisions.${reason}`, n, fmt(n)), document.createTextNode(` ${router?.why?.[reason] || reason}`)));
+    const words = el('p', { class: 'fleet-decisions' }, document.createTextNode('Decisions: '));
+    why.forEach((w, i) => { if (i) words.append(document.createTextNode(' · ')); words.append(w); });
+    if (res.router.prefix_tokens_held != null) {
+      words.append(document.createTextNode('. Prefix tokens cached where sent: '),
+        metric('b', 'router.prefix_tokens_held', res.router.prefix_tokens_held, fmt(res.router.prefix_tokens_held)),
+        document.createTextNode('; forgone (another replica held more): '),
+        metric('b', 'router.prefix_tokens_forgone', res.router.prefix_tokens_forgone, fmt(res.router.prefix_tokens_forgone)),
+        document.createTextNode('.'));
+    }
+    $('fleet-decisions').replaceChildren(words);
+    renderLanes(v, res);
+  }
+
+  function renderLanes(v, res) {
+    const most = maxOf(v.replicas.map((r) => r.requests), 1);
+    const head = el('tr', {}, el('th', { text: 'replica' }),
+      ...REPLICA.map((c) => el('th', { class: c.opt ? 'opt' : null, text: c.label })),
+      el('th', { class: 'lane-col', text: 'over time' }));
+    lanes = [];
+    const rows = v.replicas.map((r, k) => {
+      const canvas = el('canvas', { class: 'fleet-lane', role: 'img', 'data-replica': String(r.replica),
+        'aria-label': `Replica ${r.replica}: ${fmt(r.requests)} requests; its batch and KV cache over time, a tick per request it was sent` });
+      lanes.push({ canvas, k });
+      wire(canvas, k);
+      return el('tr', {}, el('th', { text: String(r.replica) }), ...REPLICA.map((c) => {
+        const x = getPath(r, c.path);
+        const name = `replica${r.replica}.${c.path.replace(/^metrics\./, '')}`;
+        if (c.bar) return el('td', { class: 'with-bar' }, barred(metric('span', name, x, show(x, c.kind)), r.requests / most));
+        return metric('td', name, x, show(x, c.kind), { class: c.opt ? 'opt' : null });
+      }), el('td', { class: 'lane-cell' }, canvas));
+    });
+    axisCanvas = el('canvas', { class: 'fleet-axis', 'aria-hidden': 'true' });
+    const foot = el('tr', {}, el('td', { colspan: String(1 + REPLICA.length) }), el('td', { class: 'lane-cell' }, axisCanvas));
+    const table = el('table', { class: 'fleet-replicas' }, el('thead', {}, head), el('tbody', {}, ...rows), el('tfoot', {}, foot));
+    $('fleet-lanes').replaceChildren(table);
+    frame();
+  }
+
+  /** Every lane again (a hover, a theme or size change). */
+  function frame() {
+    if (!shown) return;
+    const { res } = shown;
+    const v = fleetView(res);
+    const h = laneHeight(v.replicas.length, ctx.compact());
+    const pools = v.replicas.map((r) => r.metrics?.kv_pool_tokens);
+    const kvAll = maxOf(v.replicas.map((r) => maxOf(r.log.columns.kv_tokens, 0)), 0);
+    for (const { canvas, k } of lanes) {
+      const r = v.replicas[k];
+      drawLane(canvas, { log: r.log, ids: r.ids, requests: res.requests },
+        { t1: v.makespan, slots: res.scenario.server.slots, kvMax: pools[k] ?? kvAll, height: h, hoverId });
+    }
+    if (axisCanvas) drawTimeAxis(axisCanvas, v.makespan, res.unit);
+  }
+
+  function renderRouters(rows) {
+    const { reqs } = shown;
+    const ok = [...rows.values()].filter((r) => r && !r.error);
+    const range = COMPARE.map((c) => {
+      const xs = ok.map((r) => getPath(r, c.path)).filter((x) => x != null);
+      return { max: maxOf(xs, 0), best: c.better === 'highest' ? maxOf(xs, -Infinity) : minOf(xs, Infinity) };
+    });
+    const head = el('tr', {}, el('th', { text: 'router' }), ...COMPARE.map((c) => el('th', { text: c.label })));
+    const body = reqs.routers.map(({ kind }) => {
+      const r = rows.get(kind);
+      const name = el('button', { type: 'button', class: 'router-pick', 'data-router': kind,
+        title: kind === reqs.router ? 'the router set above' : `use ${routers.get(kind)?.label || kind}`, text: routers.get(kind)?.label || kind });
+      name.addEventListener('click', () => ctx.onApply(fig.router, kind));
+      const tr = el('tr', { class: kind === reqs.router ? 'current' : null }, el('th', {}, name));
+      if (r?.error) { tr.append(el('td', { colspan: String(COMPARE.length), class: 'bad', text: r.error })); return tr; }
+      COMPARE.forEach((c, i) => {
+        const x = r ? getPath(r, c.path) : null;
+        const hook = metric('span', `routers.${kind}.${c.key}`, x, r ? show(x, c.kind) : '…');
+        tr.append(el('td', { class: `with-bar${x != null && x === range[i].best && ok.length > 1 ? ' best' : ''}` },
+          barred(hook, x == null || !range[i].max ? 0 : x / range[i].max)));
+      });
+      return tr;
+    });
+    $('fleet-routers').replaceChildren(el('table', { class: 'fleet-compare' }, el('thead', {}, head), el('tbody', {}, ...body)));
+  }
+
+  // ---------------------------------------------------------------- hover: where it went and why
+  function wire(canvas, k) {
+    canvas.addEventListener('mousemove', (e) => {
+      if (!shown) return;
+      const b = canvas.getBoundingClientRect();
+      const x = e.clientX - b.left, y = e.clientY - b.top;
+      const { res } = shown;
+      const ax = timeAxis(b.width, fleetView(res).makespan);
+      const t = ax.t(x), tol = ax.t(x + 4) - t;
+      const id = nearestRequest(res, k, t, tol);
+      if (id !== hoverId) { hoverId = id < 0 ? null : id; frame(); }
+      tooltip(id >= 0 ? requestTip(res, id) : stateTip(res, k, t), canvas, x, y);
+    });
+    canvas.addEventListener('mouseleave', () => { tip.hidden = true; if (hoverId != null) { hoverId = null; frame(); } });
+  }
+
+  function requestTip(res, id) {
+    const c = res.requests.columns;
+    const k = c.replica[id];
+    const router = routers.get(res.router.kind);
+    const reason = fleetView(res).reasons[id];
+    const t = (x) => fmtTime(x, res.unit);
+    const dl = el('dl');
+    const row = (a, b) => dl.append(el('dt', { text: a }), el('dd', { text: b }));
+    row('arrived', t(c.arrive[id]));
+    row('prompt', `${fmt(c.prompt[id])} tokens, ${fmt(c.cached_tokens[id])} cached`);
+    row('TTFT', t(c.ttft[id]));
+    const kids = [el('b', { text: `Request #${id} → replica ${k}` }), dl];
+    if (reason) kids.push(el('div', { text: `It ${router?.why?.[reason] || reason}.` }));
+    const scores = fleetView(res).scores.get(id);
+    if (scores && router?.score) {
+      const best = favoured(scores, router.best);
+      kids.push(el('div', { class: 'tip-head', text: `scores (${router.best} wins): ${router.score}` }));
+      const list = el('dl');
+      scores.forEach((s, i) => list.append(el('dt', { text: `replica ${i}${i === k ? ' ←' : ''}` }),
+        el('dd', { class: i === best ? 'tip-best' : null, text: s == null ? 'not asked' : fmt(s) })));
+      kids.push(list);
+    } else if (!scores && res.router.scores.length && id >= res.router.reasons.length) {
+      kids.push(el('div', { text: 'scores: kept for the first requests only' }));
+    }
+    return kids;
+  }
+
+  function stateTip(res, k, t) {
+    const r = fleetView(res).replicas[k];
+    const s = stateAt(r.log, t);
+    const at = `replica ${r.replica} at ${fmtTime(Math.max(0, t), res.unit)}`;
+    if (!s) return [el('b', { text: at }), el('div', { text: 'idle' })];
+    return [el('b', { text: at }), el('div', { text: `${fmt(s.rows)} of ${fmt(res.scenario.server.slots)} slots running` }),
+      el('div', { text: `KV cache: ${fmt(s.kv)} tokens` })];
+  }
+
+  function tooltip(kids, canvas, x, y) {
+    tip.replaceChildren(...kids);
+    tip.hidden = false;
+    const f = box.getBoundingClientRect(), c = canvas.getBoundingClientRect();
+    let left = c.left - f.left + x + 14;
+    if (left + tip.offsetWidth > f.width - 8) left = c.left - f.left + x - tip.offsetWidth - 14;
+    let top = c.top - f.top + y + 14;
+    if (top + tip.offsetHeight > f.height - 4) top = Math.max(4, c.top - f.top + y - tip.offsetHeight - 10);
+    tip.style.left = `${Math.max(4, left)}px`;
+    tip.style.top = `${top}px`;
+  }
+
+  return {
+    show: showReqs,
+    run,
+    /** The side work was cancelled: the routers not run yet stay empty. */
+    cancelled() {
+      if ($('fleet-cancel').hidden) return;
+      $('fleet-run-status').textContent = 'cancelled';
+      $('fleet-cancel').hidden = true;
+      $('fleet-bar').hidden = false;
+      if (box.classList.contains('stale')) status('Cancelled: change a value to simulate the fleet again.');
+    },
+    redraw: frame,
+  };
+}
