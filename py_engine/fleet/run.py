@@ -19,7 +19,6 @@ round robin every replica is the single-server run of its own sub-trace (both ar
 import time
 from collections import deque
 
-from ..errors import ScenarioError
 from ..policies import policy_class
 from ..sim.core import Sim
 from ..sim.work import EVENT_WORK, WorkCapExceeded
@@ -268,4 +267,4 @@ class Fleet:
 
 MAX_SCORES = 2000          # requests whose router scores the result keeps (the page's hover)
 
-__all__ = ["run_fleet_steps", "Fleet", "Replica", "ScenarioError"]
+__all__ = ["run_fleet_steps", "Fleet", "Replica"]
