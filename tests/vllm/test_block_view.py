@@ -6,7 +6,7 @@ queue. Checked against the pool itself while the vllm policy runs."""
 import pytest
 
 from py_engine import api
-from py_engine.policies.vllm import block_pool, block_view
+from py_engine.policies.vllm import block_view
 from py_engine.api import run_sim
 from py_engine.policies.vllm.scheduler import VLLM
 from py_engine.scenario.prepared import prepare
@@ -25,12 +25,7 @@ CASES = [
 def brute_cached_free(pool):
     if not pool.caching:
         return 0
-    n, b = 0, pool.nxt[block_pool.HEAD]
-    while b != block_pool.TAIL:
-        if b != block_pool.FRESH and pool.hash[b] is not None:
-            n += 1
-        b = pool.nxt[b]
-    return n
+    return sum(1 for _, key in pool.free_listing() if key is not None)
 
 
 @pytest.mark.parametrize("case", CASES, ids=range(len(CASES)))

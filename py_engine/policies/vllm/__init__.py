@@ -1,10 +1,14 @@
 """The vllm policy: vLLM 0.33.0's V1 scheduler, decision for decision.
 
     scheduler.py   the scheduler's steps (vllm/v1/core/sched/scheduler.py, async_scheduler.py)
-    block_pool.py  the paged KV cache: block pool, free queue, prefix cache, block tables
+    block_pool.py  the paged KV cache: block pool, prefix cache, block tables
+    block_keys.py  which content a block holds: its prefix-cache key, a request's keys as ranges
+    free_queue.py  the free-block queue (front, never-used, back), in slices
+    lookup_memo.py the waiting head's lookup, kept up to date while it waits
     block_view.py  the pool sampled over a run, bounded, for the page's block view
     livelock.py    the proof that a trace never finishes (the scheduler's state repeats)
     runs.py        runs of identical steps: booked at once, the horizon where they end
+    growth.py      blocks a batch allocates over its next m steps, in O(1) per m
     steady.py      steady decoders in aggregate: a step touches only what changes
     waiting.py     vLLM's waiting queue (fcfs or priority)
     outputs.py     a step's outcome (_update_after_schedule, update_from_output)

@@ -4,67 +4,48 @@ the prefix cache and every request's block table, with the semantics of vLLM's o
 single_type_kv_cache_manager.py `FullAttentionManager`, kv_cache_manager.py `allocate_slots`).
 
 - The pool has `total` usable blocks (vLLM's num_gpu_blocks - 1: block 0 is its null block), or is
-  unlimited (total None). All start free, in id order, in the free queue.
+  unlimited (total None). All start free, in id order, in the free queue (free_queue.py).
 - Allocation pops blocks from the head of the free queue; a popped block that holds a hash leaves
   the prefix cache (that is the eviction).
 - A request's blocks are freed in reverse order (its tail first); a block whose reference count
   drops to 0 goes to the FRONT of the queue when it holds no hash (reused first) and to the BACK
   when it is cached (evicted last, least recently freed first).
 - Caching: once a block is full of computed tokens whose ids are known, it takes its content hash
-  and enters the prefix cache (hash -> the blocks holding it, in insertion order; a lookup takes
-  the first). A prefix hit touches the blocks: +1 reference, and a free one leaves the queue.
+  (block_keys.py) and enters the prefix cache (hash -> the blocks holding it, in insertion order;
+  a lookup takes the first). A prefix hit touches the blocks: +1 reference, and a free one leaves
+  the queue.
 - A lookup finds the longest run of cached blocks from a request's first block, capped so that at
   least one token is computed (num_tokens - 1), in whole blocks.
-
-Hashes. vLLM hashes each full block's tokens chained with its parent's hash, so two blocks match
-exactly when the token prefixes up to them are equal. The engine knows token identities without
-tokens: request r's tokens are the first `prefix_len` tokens of its prefix id's shared stream,
-then tokens of its own; a request whose whole prompt is its stream's start continues the stream
-with its outputs (a deterministic model answers the same context the same way). So block b of r is
-the stream's block b, key `shared(pid, b)`, while it lies inside that shared span, and r's own
-block otherwise, key `own(r, b)`. A request with `hash_ids` names its content itself: block b is
-shared content while it lies inside the prompt, its key the trie node (workload/blocks.py) of the
-hash block holding its last token: equal nodes, equal tokens up to there.
 
 Only what can be observed is kept: a finished request's own-key blocks can never be hit again, so
 their hashes leave the cache when they are freed (the blocks keep their place in the queue, where
 a cached block would be); in an unlimited pool the blocks behind the never-used ones are never
-reached, so those are not kept at all. Blocks are ids, created when first used.
+reached, so those are not kept at all. Blocks are ids, created when first used; which id a block
+has cannot be observed, only counts, hashes and the queue's order.
+
+Block by block, as vLLM does it, a request's ~500 blocks of a long prompt cost ~500 Python calls
+at every step: here a request's blocks are handled as slices (their keys are ranges, block_keys.py;
+the queue is sliced, free_queue.py), with C-level map / zip. What that leans on: a table is its
+cached blocks (the first `n_cached`, each holding its own position's key) then blocks holding no
+hash; only cached blocks are shared by two tables (a hit).
 
 `CountingPool` is the same interface when prefix caching is off: then blocks are interchangeable
 and only counts matter.
 """
 
+from collections import deque
+from itertools import compress, repeat
+from operator import not_
+
 from ...sim.exact import cdiv
+from .block_keys import KEY_SPACE, NODE_BASE, ALL, BlockKeys
+from .free_queue import UNLIMITED, FreeQueue
+from .lookup_memo import LookupMemo
 
 
-KEY_SPACE = 1 << 34        # keys: block * KEY_SPACE + (2 * prefix_id + 1 | 2 * request)
-NODE_BASE = 1 << 31        # ... or 2 * (NODE_BASE + hash-id node) + 1
-UNLIMITED = 1 << 62        # never-used blocks of an unlimited pool
-HEAD, TAIL, FRESH = 0, 1, 2  # sentinel nodes of the free queue (FRESH = the never-used blocks)
-
-
-def span_of(trace, r, block_size, hashed=None):
-    """Request r's (group, tokens of it that are shared content), or None: the group is its
-    prefix id, or ("h", its first hash-id node) for a request with hash_ids (whose blocks' keys
-    follow its chain `hashed[r]`, workload/blocks.py chains(trace))."""
-    if hashed is not None:
-        c = hashed[r]
-        return None if c is None else (("h", c[0]), trace[1][r])
-    pid = getattr(trace, "prefix_id", None)
-    if pid is None or pid[r] is None:
-        return None
-    plen, prompt = trace.prefix_len[r], trace[1][r]
-    if plen >= prompt:           # a whole prompt of stream continues it with its outputs
-        return (pid[r], float("inf"))
-    if plen >= block_size:
-        return (pid[r], plen)
-    return None                  # not one whole block of stream
-
-
-def shared_spans(trace, block_size, hashed=None):
-    """span_of every request of the trace."""
-    return [span_of(trace, r, block_size, hashed) for r in range(len(trace[0]))]
+def _drain(it):
+    """Run a C-level iterator (map over a dict's methods) for its effect."""
+    deque(it, 0)
 
 
 class CountingPool:
@@ -141,101 +122,89 @@ class PrefixCachePool:
         """shared_span[r] = (group, tokens of r that are shared) or None (shared_spans);
         chain[r] = r's hash-id trie nodes (workload/blocks.py), or chain None: no hash ids."""
         self.total, self.bs = total, block_size
-        self.span = shared_span
-        self.chain, self.hb = chain, hash_block
-        # the free queue: a doubly linked list over node ids (blocks are ids >= 3)
-        self.nxt, self.prv = [FRESH, None, TAIL], [None, FRESH, HEAD]
-        self.fresh_left = UNLIMITED if total is None else total
-        self.listed = 0                  # free blocks in the list (the rest are FRESH)
-        self.ref, self.hash = [0, 0, 0], [None, None, None]
-        self.spare = []                  # ids of blocks that are gone for good (reusable ids)
-        self.cached = {}                 # key -> [blocks holding it], insertion order
+        self.keys = BlockKeys(block_size, shared_span, chain, hash_block)
+        self.queue = FreeQueue(total)
+        self.cached = {}                 # key -> the first block holding it (a lookup's)
+        self.dups = {}                   # key -> the later ones, in insertion order: the same
+                                         # content computed twice at once (rare)
+        self.shared = {}                 # block -> tables holding it beyond the first (hits)
         self.table = {}                  # request -> [blocks]
+        self.table_keys = {}             # request -> the keys of its first blocks, so far
         self.n_cached = {}               # request -> blocks of its table already cached
         self.in_use = 0
-        self.cached_free = 0             # free blocks that hold a hash (the block view shows them)
+        self.memo = None                 # the last lookup, kept up to date (LookupMemo)
+        self.last_lookup = None          # the request it was for
         self.ops = 0                     # blocks touched so far (the run's work, py_engine/sim/work.py)
-        if not self.fresh_left:
-            self.nxt[HEAD], self.prv[TAIL] = TAIL, HEAD
 
-    # ------------------------------------------------------------ keys
+    @property
+    def cached_free(self):
+        """Free blocks that hold a hash (the block view shows them)."""
+        return self.queue.n_hashed
+
     def key(self, rid, b):
-        span = self.span[rid]
-        if span is not None and (b + 1) * self.bs <= span[1]:
-            if self.chain is not None:   # the node of the hash block holding b's last token
-                return b * KEY_SPACE + 2 * (NODE_BASE + self.chain[rid][
-                    ((b + 1) * self.bs - 1) // self.hb]) + 1
-            return b * KEY_SPACE + 2 * span[0] + 1
-        return b * KEY_SPACE + 2 * rid
+        return self.keys.key(rid, b)
+
+    def _keys_upto(self, rid, b):
+        """The keys of rid's first b blocks (and maybe more), kept while its table lives."""
+        ks = self.table_keys.get(rid)
+        if ks is None:
+            ks = self.table_keys[rid] = self.keys.keys(rid, 0, b)
+        elif len(ks) < b:
+            ks += self.keys.keys(rid, len(ks), b)
+        return ks
+
+    # ------------------------------------------------------------ the prefix cache
+    def _insert(self, keys, blocks):
+        """Blocks enter the prefix cache under keys (distinct, not held by these blocks yet)."""
+        first = list(map(self.cached.setdefault, keys, blocks))
+        if first != blocks:              # some keys were cached already: later copies
+            dups = self.dups
+            for k, b, f in zip(keys, blocks, first):
+                if f != b:
+                    dups.setdefault(k, []).append(b)
+        memo = self.memo
+        if memo is not None and memo.missed in keys:
+            memo.extend(self.cached)
+
+    def _forget(self, keys, blocks):
+        """Blocks leave the prefix cache (each holds its key; None: holds none)."""
+        memo = self.memo
+        lost = memo.lost(keys) if memo is not None else None
+        dups = self.dups
+        if not dups or dups.keys().isdisjoint(keys):   # each key's only block
+            _drain(map(self.cached.pop, keys, repeat(None)))
+        else:
+            cached = self.cached
+            for k, b in zip(keys, blocks):
+                if k is None:
+                    continue
+                later = dups.get(k)
+                if later is None:
+                    del cached[k]
+                elif cached[k] == b:         # the first copy goes: the next one is first now
+                    cached[k] = later.pop(0)
+                else:
+                    later.remove(b)
+                if later is not None and not later:
+                    del dups[k]
+        if lost is not None:
+            self.memo = memo.shrunk(lost, self.cached)
 
     # ------------------------------------------------------------ the free queue
     def num_free(self):
-        return self.listed + self.fresh_left
+        return len(self.queue)
 
     def used(self):
         return self.in_use
 
-    def _new_id(self):
-        if self.spare:
-            b = self.spare.pop()
-            self.ref[b], self.hash[b] = 0, None
-            return b
-        self.ref.append(0)
-        self.hash.append(None)
-        self.nxt.append(None)
-        self.prv.append(None)
-        return len(self.ref) - 1
-
-    def _unlink(self, b):
-        p, q = self.prv[b], self.nxt[b]
-        self.nxt[p], self.prv[q] = q, p
-        self.listed -= 1
-        if self.hash[b] is not None:
-            self.cached_free -= 1
-
     def _pop(self, n):
         """popleft_n: n blocks from the head; a cached one leaves the prefix cache."""
-        out = []
-        nxt, hash_ = self.nxt, self.hash
-        while n:
-            b = nxt[HEAD]
-            if b == FRESH:
-                m = min(n, self.fresh_left)
-                out.extend(self._new_id() for _ in range(m))
-                self.fresh_left -= m
-                n -= m
-                if not self.fresh_left:     # the never-used blocks are used up
-                    p, q = HEAD, nxt[FRESH]
-                    nxt[p], self.prv[q] = q, p
-                continue
-            self._unlink(b)
-            if hash_[b] is not None:        # evict
-                self._uncache(b, hash_[b])
-            out.append(b)
-            n -= 1
-        for b in out:
-            self.ref[b] = 1
-        self.in_use += len(out)
-        self.ops += len(out)
-        return out
-
-    def _put(self, blocks, front):
-        if not blocks:
-            return
-        nxt, prv = self.nxt, self.prv
-        if front:
-            p, q = HEAD, nxt[HEAD]
-        else:
-            p, q = prv[TAIL], TAIL
-        hash_ = self.hash
-        for b in blocks:
-            nxt[p], prv[b] = b, p
-            p = b
-            if hash_[b] is not None:
-                self.cached_free += 1
-        nxt[p], prv[q] = q, p
-        self.listed += len(blocks)
-        self.ops += len(blocks)
+        blocks, evicted = self.queue.pop(n)
+        if evicted:
+            self._forget(evicted, blocks[len(blocks) - len(evicted):])
+        self.in_use += n
+        self.ops += n
+        return blocks
 
     # ------------------------------------------------------------ requests
     def has(self, rid):
@@ -248,13 +217,20 @@ class PrefixCachePool:
     def lookup(self, rid, num_tokens):
         """get_computed_blocks: the cached blocks of the longest hit (at most num_tokens - 1
         tokens, whole blocks)."""
-        hits, cached = [], self.cached
-        for b in range((num_tokens - 1) // self.bs):
-            blocks = cached.get(self.key(rid, b))
-            if not blocks:
-                break
-            hits.append(blocks[0])
+        nb = (num_tokens - 1) // self.bs
+        memo = self.memo
+        if memo is not None and memo.rid == rid and memo.nb == nb:
+            memo.follow()                # looked up again: it waits, keep it up to date
+            self.ops += 1
+            return memo.hits
+        keys = self.keys.keys(rid, 0, nb)
+        got = list(map(self.cached.get, keys))
+        hits = got[:got.index(None)] if None in got else got
         self.ops += len(hits) + 1
+        self.memo = LookupMemo(rid, nb, keys, hits)
+        if self.last_lookup == rid:      # looked up again (its memo was dropped): follow it
+            self.memo.follow()
+        self.last_lookup = rid
         return hits
 
     def held(self, span, nodes, prompt):
@@ -264,10 +240,10 @@ class PrefixCachePool:
         frees a request's blocks tail first, so a cached block's parents are cached too."""
         bs, cached = self.bs, self.cached
         maxb = (prompt - 1) // bs
-        if span[1] != float("inf"):
+        if span[1] != ALL:
             maxb = min(maxb, span[1] // bs)
         if nodes is not None:
-            hb, base = self.hb, NODE_BASE
+            hb, base = self.keys.hb, NODE_BASE
 
             def key(b):
                 return b * KEY_SPACE + 2 * (base + nodes[((b + 1) * bs - 1) // hb]) + 1
@@ -294,31 +270,38 @@ class PrefixCachePool:
         """get_num_blocks_to_allocate: new blocks, plus hit blocks that must leave the queue."""
         t = self.table.get(rid)
         have = len(t) if t is not None else 0
-        ref = self.ref
-        return (max(0, cdiv(num_tokens, self.bs) - have - len(hits))
-                + sum(1 for b in hits if ref[b] == 0))
+        new = max(0, cdiv(num_tokens, self.bs) - have - len(hits))
+        if not hits:
+            return new
+        at, head = self.queue.at, self.queue.head
+        return new + sum(map(head.__le__, map(at.__getitem__, hits)))
 
     def allocate(self, rid, num_tokens, hits=()):
         """A waiting request's admission: touch the hits, then blocks for num_tokens in all."""
         t = self.table.setdefault(rid, [])
+        memo = self.memo
+        if memo is not None and memo.rid == rid:
+            self.table_keys[rid] = memo.keys      # what its lookup computed
+            self.memo = None
         if hits:
-            ref = self.ref
+            queue, shared = self.queue, self.shared
             for b in hits:
-                if ref[b] == 0:
-                    self._unlink(b)
+                if queue.in_back(b):     # free: it leaves the queue
+                    queue.take(b)
                     self.in_use += 1
-                ref[b] += 1
-            t.extend(hits)
+                else:
+                    shared[b] = shared.get(b, 0) + 1
+            t += hits
             self.n_cached[rid] = len(t)
         want = cdiv(num_tokens, self.bs) - len(t)
         if want > 0:
-            t.extend(self._pop(want))
+            t += self._pop(want)
 
     def grow(self, rid, num_tokens):
         t = self.table[rid]
         want = cdiv(num_tokens, self.bs) - len(t)
         if want > 0:
-            t.extend(self._pop(want))
+            t += self._pop(want)
 
     def try_grow(self, rid, num_tokens):
         """grow() if the free blocks suffice (True), else change nothing (False)."""
@@ -326,9 +309,9 @@ class PrefixCachePool:
         want = -(-num_tokens // self.bs) - len(t)
         if want <= 0:
             return True
-        if want > self.listed + self.fresh_left:
+        if want > len(self.queue):
             return False
-        t.extend(self._pop(want))
+        t += self._pop(want)
         return True
 
     def cache(self, rid, num_tokens, known_tokens):
@@ -339,43 +322,28 @@ class PrefixCachePool:
         done = self.n_cached.get(rid, 0)
         if done >= full:
             return
-        t, hash_, cached = self.table[rid], self.hash, self.cached
         self.ops += full - done
-        for b in range(done, full):
-            blk = t[b]
-            k = self.key(rid, b)
-            if hash_[blk] == k:
-                continue
-            blocks = cached.get(k)
-            if blocks is None:
-                cached[k] = [blk]
-            elif blk in blocks:
-                continue
-            else:
-                blocks.append(blk)
-            hash_[blk] = k
+        self._insert(self._keys_upto(rid, full)[done:full], self.table[rid][done:full])
         self.n_cached[rid] = full
+
+    def collide(self, stretches):
+        """Would two of these (request, first block, end block) stretches of shared content
+        cache the same key? Equal keys at a block mean equal content up to it (a trie node, a
+        stream's block), so two stretches share a key exactly when they share their first
+        common block's."""
+        key = self.keys.key
+        stretches = [s for s in stretches if s[1] < s[2]]
+        for i, (r1, f1, e1) in enumerate(stretches):
+            for r2, f2, e2 in stretches[i + 1:]:
+                lo = max(f1, f2)
+                if lo < min(e1, e2) and key(r1, lo) == key(r2, lo):
+                    return True
+        return False
 
     def cache_block(self, rid, b):
         """Cache block b of rid's table alone (the caller keeps n_cached: see VLLM._bulk)."""
-        blk = self.table[rid][b]
-        k = self.key(rid, b)
         self.ops += 1
-        if self.hash[blk] == k:
-            return
-        blocks = self.cached.get(k)
-        if blocks is None:
-            self.cached[k] = [blk]
-        elif blk not in blocks:
-            blocks.append(blk)
-        self.hash[blk] = k
-
-    def _uncache(self, b, k):
-        blocks = self.cached[k]
-        blocks.remove(b)
-        if not blocks:
-            del self.cached[k]
-        self.hash[b] = None
+        self._insert([self._keys_upto(rid, b + 1)[b]], [self.table[rid][b]])
 
     def free_request(self, rid, finished):
         """free(): the table in reverse order; unhashed blocks to the front, cached to the back.
@@ -383,26 +351,57 @@ class PrefixCachePool:
         keeps a cached block's place in the queue; in an unlimited pool that place is never
         reached, so the block is dropped)."""
         t = self.table.pop(rid, None)
-        self.n_cached.pop(rid, None)
+        nc = self.n_cached.pop(rid, 0)
+        ks = self.table_keys.pop(rid, None)
         if not t:
             return
         self.ops += len(t)
-        front, back = [], []
-        ref, hash_ = self.ref, self.hash
-        for b in reversed(t):
-            ref[b] -= 1
-            if ref[b]:
-                continue
-            self.in_use -= 1
-            k = hash_[b]
-            if k is None:
-                front.append(b)
-                continue
-            if finished and not k & 1:
-                self._uncache(b, k)
+        queue = self.queue
+        cached = t[:nc]
+        keys = ks[:nc] if ks is not None and len(ks) >= nc else self.keys.keys(rid, 0, nc)
+        if self.shared and not self.shared.keys().isdisjoint(cached):
+            cached, keys = self._release_shared(cached, keys)
+        self.in_use -= len(t) - nc + len(cached)
+        queue.push_front(t[:nc - 1:-1] if nc else t[::-1])   # hold no hash (never shared)
+        if finished:                     # own keys: only this request could hit them
+            own = nc - min(nc, self.keys.own_from(rid))     # never shared: all still here
+            if own:
+                self._forget(keys[-own:], cached[-own:])
                 if self.total is None:
-                    self.spare.append(b)
-                    continue
-            back.append(b)
-        self._put(front, True)
-        self._put(back, False)
+                    queue.drop(cached[len(cached) - own:][::-1])
+                    cached, keys = cached[:-own], keys[:-own]
+                else:
+                    keys[-own:] = repeat(None, own)
+        queue.push_back(cached[::-1], keys[::-1])
+
+    def _release_shared(self, blocks, keys):
+        """A table's cached blocks that other tables hold too lose one holder and stay; ->
+        (blocks, keys) of the others, which are freed."""
+        shared = self.shared
+        both = shared.keys() & blocks
+        for b in both:
+            n = shared[b]
+            if n == 1:
+                del shared[b]
+            else:
+                shared[b] = n - 1
+        alone = list(map(not_, map(both.__contains__, blocks)))
+        return list(compress(blocks, alone)), list(compress(keys, alone))
+
+    def free_listing(self):
+        """The free queue's listed blocks head to tail, (block, key or None) (tests)."""
+        return self.queue.listing()
+
+    def state(self):
+        """Everything later steps depend on (the livelock proof's digest): the queue's keys in
+        order, every table's keys, the cache's blocks per key."""
+        order = [k for _, k in self.free_listing()]
+        if self.queue.fresh:
+            order.insert(len(self.queue.front), "fresh")
+        tables = []
+        for r, t in sorted(self.table.items()):
+            nc = self.n_cached.get(r, 0)
+            tables.append((r, tuple(self._keys_upto(r, nc)[:nc]) + (None,) * (len(t) - nc)))
+        dups = self.dups
+        cached = sorted((k, (b,) + tuple(dups.get(k, ()))) for k, b in self.cached.items())
+        return (tuple(order), tuple(tables), tuple(cached))

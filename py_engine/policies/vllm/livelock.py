@@ -50,12 +50,5 @@ def _state(policy):
              policy.waitq.state(), pool.num_free(),
              tuple(sorted(policy.saved.items()))]
     if pool.caching:
-        order, b = [], pool.nxt[0]
-        while b != 1:
-            order.append(pool.hash[b] if b != 2 else "fresh")
-            b = pool.nxt[b]
-        parts.append(tuple(order))
-        parts.append(tuple((r, tuple(pool.hash[b] for b in t))
-                           for r, t in sorted(pool.table.items())))
-        parts.append(tuple(sorted((k, tuple(v)) for k, v in pool.cached.items())))
+        parts += pool.state()
     return tuple(parts)

@@ -11,6 +11,7 @@ freed or looked up inside a run). Every number equals the policy stepped one pas
 """
 
 from ...sim.exact import cdiv
+from .growth import Growth
 
 BULK_TOKENS = 1 << 20   # tokens a run of repeated steps may add to the prefix cache at once
 UNBOUNDED = 1 << 40     # passes: more than any run (the horizon's search bound with steady decoders)
@@ -35,8 +36,7 @@ class Runs:
         computed, num_tokens = self.num_computed_tokens, self.num_tokens
         pool, bs, step = self.pool, self.bs, self.step
         late = self.async_          # an async decode's blocks are cached one step later
-        ordered = pool.caching and self._shared_in(step)
-        events = []
+        fills = []                  # (order, request, first block to cache, end, c0, n, samples)
         if step.sd:
             self._sd_advance(j, j)
         for order, (r, (n, samples)) in enumerate(step.items()):
@@ -46,38 +46,53 @@ class Runs:
             computed[r] = c1
             if samples:
                 num_tokens[r] += j
-            if not pool.caching:
-                continue
-            upto = c1 - 1 if (late and samples) else c1
-            if ordered and self.spans[r] is not None:
-                lag = 1 if (late and samples) else 0
-                first = pool.n_cached.get(r, 0)
+            if pool.caching:
+                upto = c1 - 1 if (late and samples) else c1
                 full = min(upto, num_tokens[r] - num_tokens[r] % bs) // bs
-                for b in range(first, full):
-                    m = max(1, cdiv((b + 1) * bs + lag - c0, n))
-                    events.append((m, order, r, b))
+                first = pool.n_cached.get(r, 0)
                 if full > first:
-                    pool.n_cached[r] = full
-            elif upto // bs > pool.n_cached.get(r, 0):
-                pool.cache(r, upto, num_tokens[r])
-        if events:
-            events.sort()
-            for _, _, r, b in events:
-                pool.cache_block(r, b)
+                    fills.append((order, r, first, full, c0, n, samples))
+        if fills:
+            if self._same_keys(fills):
+                self._cache_stepwise(fills)
+            else:               # no key twice: the order blocks are cached in cannot matter
+                for _, r, _, full, *_ in fills:
+                    pool.cache(r, full * bs, num_tokens[r])
         if step.sd or any(s for _, s in step.values()):
             self._progress()
 
-    def _shared_in(self, step):
-        """True if two requests of this step share a prefix id (their blocks may carry the same
-        hashes, and the prefix cache keeps duplicates in the order they were cached)."""
-        seen = set()
-        for r in step:
+    def _same_keys(self, fills):
+        """Would two requests of the run cache a block under the same key? Only blocks of
+        shared content can (two requests of one group computing the same blocks at once)."""
+        by_group = {}
+        for _, r, first, full, *_ in fills:
             span = self.spans[r]
             if span is not None:
-                if span[0] in seen:
+                by_group.setdefault(span[0], []).append((r, first, full))
+        pool = self.pool
+        for group in by_group.values():
+            if len(group) > 1:
+                stretches = [(r, first, min(full, pool.keys.own_from(r)))
+                             for r, first, full in group]
+                if pool.collide(stretches):
                     return True
-                seen.add(span[0])
         return False
+
+    def _cache_stepwise(self, fills):
+        """Cache the run's blocks in the order the stepped run caches them: by the step that
+        fills each (then by the request's place in the step): the prefix cache keeps copies of
+        a key in the order they were cached, and a lookup takes the first."""
+        pool, bs, lag0 = self.pool, self.bs, 1 if self.async_ else 0
+        events = []
+        for order, r, first, full, c0, n, samples in fills:
+            lag = lag0 if samples else 0
+            for b in range(first, full):
+                m = max(1, cdiv((b + 1) * bs + lag - c0, n))
+                events.append((m, order, r, b))
+            pool.n_cached[r] = full
+        events.sort()
+        for _, _, r, b in events:
+            pool.cache_block(r, b)
 
     def _set_horizon(self, sched, preempted, info):
         lingering, blocked, budget = info
@@ -104,18 +119,14 @@ class Runs:
     def _until_blocks_run_out(self, sim):
         """Passes the planned step can repeat before one would need more blocks than are free
         (None: it fits until a scheduled request's phase ends)."""
-        free, bs, computed = self.pool.num_free(), self.bs, self.num_computed_tokens
-        step = [(computed[r], n) for r, (n, _) in self.step.items()]
+        free, computed = self.pool.num_free(), self.num_computed_tokens
         slot_of, passes = self.slot_of, sim.passes
         ends = (sim.phase_end(slot_of[r]) for r in self.step if r in slot_of)
         kmax = min((e for e in ends if e is not None), default=passes + 1) - passes
         if self.sd:     # any bound past the run's end is safe: the core ends the run there
             kmax = max(kmax, UNBOUNDED)
-
-        def demand(m):   # blocks the next m steps allocate
-            return (sum(cdiv(c + m * n, bs) - cdiv(c, bs) for c, n in step)
-                    + self._sd_growth(m))
-
+        demand = Growth(self.bs, [(computed[r], n) for r, (n, _) in self.step.items()],
+                        self._sd_by_free())         # blocks the next m steps allocate
         if kmax <= 1 or demand(kmax - 1) <= free:
             return None
         lo, hi = 0, kmax - 1     # demand(lo) <= free < demand(hi)

@@ -41,7 +41,8 @@ from ...sim.exact import cdiv
 from ...sim.work import BLOCK_WORK
 from ...workload.blocks import chains
 from ..base import Policy, register
-from .block_pool import CountingPool, PrefixCachePool, shared_spans, span_of
+from .block_keys import shared_spans, span_of
+from .block_pool import CountingPool, PrefixCachePool
 from .block_view import BlockSamples, sample_cap
 from .livelock import check_livelock
 from .outputs import Outputs

@@ -25,6 +25,7 @@ A request leaves the steady set when it would linger (async: its last token in f
 import heapq
 
 from ...sim.exact import cdiv
+from .growth import Growth
 from .status import RUNNING
 
 
@@ -50,6 +51,8 @@ class Steady:
         self.special = {}               # running requests that are not steady, in admission order
         self.sd_steps = self.sd_updates = 0
         self.sd_hist = [0] * self.bs    # steady decoders by a mod block_size
+        self.sd_version = 0             # changes with sd_hist
+        self.sd_growth_of = (None, None)    # ((sd_steps, sd_version), their Growth)
         self.sd_done = []               # heap (sd_updates at which it finishes (sync), request)
         self.sd_linger = []             # heap (sd_steps at whose plan it lingers (async), request)
 
@@ -60,6 +63,7 @@ class Steady:
         a, b = computed[r] - self.sd_steps, num_tokens[r] - self.sd_updates
         self.sd[r] = (a, b, self.inflight[r] - self.sd_steps + self.sd_updates)
         self.sd_hist[a % self.bs] += 1
+        self.sd_version += 1
         del self.special[r]
         end = self.num_prompt_tokens[r] + self.max_tokens[r]
         if self.async_:
@@ -82,6 +86,7 @@ class Steady:
         """r is explicit again: its counters written back (the pending steps are the caller's)."""
         a, b, i = self.sd.pop(r)
         self.sd_hist[a % self.bs] -= 1
+        self.sd_version += 1
         self.num_computed_tokens[r] = a + self.sd_steps
         self.num_tokens[r] = b + self.sd_updates
         self.inflight[r] = i + self.sd_steps - self.sd_updates
@@ -159,12 +164,21 @@ class Steady:
         """Blocks the steady decoders allocate over their next m steps."""
         if not self.sd or m <= 0:
             return 0
-        bs, s, total = self.bs, self.sd_steps, 0
+        key = (self.sd_steps, self.sd_version)
+        if self.sd_growth_of[0] != key:
+            self.sd_growth_of = (key, Growth(self.bs, by_free=self._sd_by_free()))
+        return self.sd_growth_of[1](m)
+
+    def _sd_by_free(self):
+        """The steady decoders by the free slots in their last block (None: there are none)."""
+        if not self.sd:
+            return None
+        bs, s = self.bs, self.sd_steps
+        out = [0] * bs
         for g, count in enumerate(self.sd_hist):
             if count:
-                res = (g + s) % bs         # computed tokens mod bs now
-                total += count * (cdiv(res + m, bs) - cdiv(res, bs))
-        return total
+                out[-(g + s) % bs] += count      # computed tokens = a + sd_steps
+        return out
 
     def _sd_advance(self, steps, updates):
         """`steps` more steps scheduled for the steady decoders (their blocks taken), `updates`

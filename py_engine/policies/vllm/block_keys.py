@@ -1,0 +1,105 @@
+"""Block keys: the content a request's block holds, as the prefix cache matches it.
+
+vLLM hashes each full block's tokens chained with its parent's hash, so two blocks match exactly
+when the token prefixes up to them are equal. The engine knows token identities without tokens:
+request r's tokens are the first `prefix_len` tokens of its prefix id's shared stream, then tokens
+of its own; a request whose whole prompt is its stream's start continues the stream with its
+outputs (a deterministic model answers the same context the same way). So block b of r is the
+stream's block b, key `shared(pid, b)`, while it lies inside that shared span, and r's own block
+otherwise, key `own(r, b)`. A request with `hash_ids` names its content itself: block b is shared
+content while it lies inside the prompt, its key the trie node (workload/blocks.py) of the hash
+block holding its last token: equal nodes, equal tokens up to there.
+
+Keys are ints, `b * KEY_SPACE + tag`, the tag naming the content (odd: shared, even: own). Within
+one stretch of a request's blocks that share a tag (its own blocks, its stream's span, the blocks
+of one hash block) the keys step by KEY_SPACE: `runs` gives them as ranges, so the pool handles
+a request's blocks with C-level map / zip instead of a Python call per block.
+"""
+
+KEY_SPACE = 1 << 34        # keys: block * KEY_SPACE + (2 * prefix_id + 1 | 2 * request)
+NODE_BASE = 1 << 31        # ... or 2 * (NODE_BASE + hash-id node) + 1
+ALL = float("inf")         # a span that continues its stream with the outputs
+
+
+def span_of(trace, r, block_size, hashed=None):
+    """Request r's (group, tokens of it that are shared content), or None: the group is its
+    prefix id, or ("h", its first hash-id node) for a request with hash_ids (whose blocks' keys
+    follow its chain `hashed[r]`, workload/blocks.py chains(trace))."""
+    if hashed is not None:
+        c = hashed[r]
+        return None if c is None else (("h", c[0]), trace[1][r])
+    pid = getattr(trace, "prefix_id", None)
+    if pid is None or pid[r] is None:
+        return None
+    plen, prompt = trace.prefix_len[r], trace[1][r]
+    if plen >= prompt:           # a whole prompt of stream continues it with its outputs
+        return (pid[r], ALL)
+    if plen >= block_size:
+        return (pid[r], plen)
+    return None                  # not one whole block of stream
+
+
+def shared_spans(trace, block_size, hashed=None):
+    """span_of every request of the trace."""
+    return [span_of(trace, r, block_size, hashed) for r in range(len(trace[0]))]
+
+
+class BlockKeys:
+    """The keys of every request's blocks (spans: shared_spans, kept up to date by the caller;
+    chain[r]: r's hash-id trie nodes, or chain None: no hash ids)."""
+
+    def __init__(self, block_size, spans, chain=None, hash_block=None):
+        self.bs, self.spans, self.chain, self.hb = block_size, spans, chain, hash_block
+
+    def key(self, rid, b):
+        """The key of block b of request rid."""
+        span = self.spans[rid]
+        if span is not None and (b + 1) * self.bs <= span[1]:
+            if self.chain is not None:   # the node of the hash block holding b's last token
+                return b * KEY_SPACE + 2 * (NODE_BASE + self.chain[rid][
+                    ((b + 1) * self.bs - 1) // self.hb]) + 1
+            return b * KEY_SPACE + 2 * span[0] + 1
+        return b * KEY_SPACE + 2 * rid
+
+    def own_from(self, rid):
+        """The first block of rid whose key is its own (every later one's is too)."""
+        span = self.spans[rid]
+        if span is None:
+            return 0
+        return span[1] // self.bs if span[1] != ALL else 1 << 62
+
+    def runs(self, rid, b0, b1):
+        """The keys of blocks b0..b1-1 of rid, in order, as ranges (one per stretch of one tag)."""
+        if b1 <= b0:
+            return []
+        out = []
+        s = min(b1, self.own_from(rid))
+        if b0 < s:
+            span = self.spans[rid]
+            if self.chain is None:
+                tag = 2 * span[0] + 1
+                out.append(range(b0 * KEY_SPACE + tag, s * KEY_SPACE + tag, KEY_SPACE))
+            else:   # the blocks whose last token lies in hash block j: j*hb//bs .. (j+1)*hb//bs
+                nodes, bs, hb = self.chain[rid], self.bs, self.hb
+                b = b0
+                while b < s:
+                    j = ((b + 1) * bs - 1) // hb
+                    end = min(s, (j + 1) * hb // bs)
+                    tag = 2 * (NODE_BASE + nodes[j]) + 1
+                    out.append(range(b * KEY_SPACE + tag, end * KEY_SPACE + tag, KEY_SPACE))
+                    b = end
+            b0 = s
+        if b0 < b1:
+            tag = 2 * rid
+            out.append(range(b0 * KEY_SPACE + tag, b1 * KEY_SPACE + tag, KEY_SPACE))
+        return out
+
+    def keys(self, rid, b0, b1):
+        """The keys of blocks b0..b1-1 of rid, as a list."""
+        runs = self.runs(rid, b0, b1)
+        if len(runs) == 1:
+            return list(runs[0])
+        out = []
+        for run in runs:
+            out += run
+        return out

@@ -1,0 +1,141 @@
+"""vLLM's free-block queue (kv_cache_utils.py `FreeKVCacheBlockQueue`) with prefix caching on, as
+three parts, head to tail, each handled in slices rather than block by block:
+
+- `front`: free blocks that hold no hash, which vLLM puts at the head (reused first): a stack
+  whose end is the head.
+- the never-used blocks (`fresh` of them), in vLLM's initial id order: ids handed out as ranges.
+- `back`: freed blocks that hold a hash, or held one until their request finished, in the order
+  they were freed (evicted first to last). A list read from `head` on; a prefix hit takes a block
+  out of the middle lazily: its entry stays, dead (`dead`, a heap of positions), and is skipped
+  when the head reaches it.
+
+Ids are handed out in vLLM's order (a request's blocks get the same ids as block by block), so
+the pool's state is the same as vLLM's id for id (the livelock proof compares whole states).
+
+Positions in `back` are absolute (the list drops its consumed start now and then: `base`);
+`at[block]` is the position of the block's entry, so a block is in the back exactly when
+at[block] >= head.
+"""
+
+import heapq
+from collections import deque
+from itertools import count, repeat
+
+UNLIMITED = 1 << 62        # never-used blocks of an unlimited pool
+COMPACT = 4096             # consumed back entries dropped at once, at least
+
+
+class FreeQueue:
+
+    def __init__(self, total):
+        self.front = []                  # unhashed free blocks; the list's end is the head
+        self.fresh = UNLIMITED if total is None else total
+        self.spare = []                  # ids of blocks gone for good (an unlimited pool's)
+        self.n_ids = 0                   # ids handed out so far
+        self.back, self.back_keys = [], []   # blocks from position head on, and their keys
+        self.head = self.base = 0        # positions of the first listed entry and of back[0]
+        self.at = []                     # block -> position of its back entry
+        self.dead = []                   # heap: positions of entries a prefix hit took out
+        self.n_back = 0                  # blocks listed in back
+        self.n_hashed = 0                # ... of them holding a hash (the block view's cached free)
+
+    def __len__(self):
+        return len(self.front) + self.fresh + self.n_back
+
+    def in_back(self, b):
+        return self.at[b] >= self.head
+
+    # ------------------------------------------------------------ taking blocks
+    def pop(self, n):
+        """popleft_n: n blocks from the head -> (blocks, keys of the back blocks among them: the
+        caller evicts them from the prefix cache; None for one that holds no hash)."""
+        front, out = self.front, []
+        if front:
+            m = min(n, len(front))
+            out = front[len(front) - m:][::-1]
+            del front[len(front) - m:]
+            n -= m
+        if n and self.fresh:
+            m = min(n, self.fresh)
+            self.fresh -= m
+            n -= m
+            spare = self.spare
+            if spare:                    # reused ids first, the last dropped first
+                k = min(m, len(spare))
+                out += spare[len(spare) - k:][::-1]
+                del spare[len(spare) - k:]
+                m -= k
+            if m:
+                out += range(self.n_ids, self.n_ids + m)
+                self.at += repeat(-1, m)
+                self.n_ids += m
+        if not n:
+            return out, ()
+        blocks, keys = self._pop_back(n)
+        return out + blocks, keys
+
+    def _pop_back(self, n):
+        h, base, dead = self.head, self.base, self.dead
+        e = h + n
+        if dead and dead[0] < e:         # skip the entries hits took out
+            skip = []
+            while dead and dead[0] < e:
+                skip.append(heapq.heappop(dead) - base)
+                e += 1
+            blocks, keys, i = [], [], h - base
+            for j in skip:
+                blocks += self.back[i:j]
+                keys += self.back_keys[i:j]
+                i = j + 1
+            blocks += self.back[i:e - base]
+            keys += self.back_keys[i:e - base]
+        else:
+            blocks = self.back[h - base:e - base]
+            keys = self.back_keys[h - base:e - base]
+        self.head = e
+        self.n_back -= n
+        self.n_hashed -= n - keys.count(None)
+        if e - base >= COMPACT and 2 * (e - base) >= len(self.back):
+            del self.back[:e - base]
+            del self.back_keys[:e - base]
+            self.base = e
+        return blocks, keys
+
+    def take(self, b):
+        """A prefix hit takes free block b (which holds a hash) out of the back."""
+        heapq.heappush(self.dead, self.at[b])
+        self.at[b] = -1
+        self.n_back -= 1
+        self.n_hashed -= 1
+
+    # ------------------------------------------------------------ giving blocks back
+    def push_front(self, blocks):
+        """Blocks that hold no hash to the head, in queue order (the first is the new head)."""
+        self.front += reversed(blocks)
+
+    def push_back(self, blocks, keys):
+        """Blocks to the tail, in queue order, with their keys (None: no hash)."""
+        if not blocks:
+            return
+        start = self.base + len(self.back)
+        deque(map(self.at.__setitem__, blocks, count(start)), 0)
+        self.back += blocks
+        self.back_keys += keys
+        self.n_back += len(blocks)
+        self.n_hashed += len(keys) - keys.count(None)
+
+    def drop(self, blocks):
+        """Blocks gone for good (an unlimited pool never reaches them), in the order they go:
+        their ids are reused."""
+        self.spare += blocks
+
+    # ------------------------------------------------------------ checks
+    def listing(self):
+        """The listed blocks head to tail, as (block, key or None) (the never-used ones aside):
+        for tests that count the queue entry by entry."""
+        out = [(b, None) for b in reversed(self.front)]
+        gone = set(self.dead)
+        for i in range(self.head, self.base + len(self.back)):
+            if i not in gone:
+                out.append((self.back[i - self.base], self.back_keys[i - self.base]))
+        return out
