@@ -192,7 +192,7 @@ class PrefixCachePool:
 
     # ------------------------------------------------------------ the free queue
     def num_free(self):
-        return len(self.queue)
+        return self.queue.size()
 
     def used(self):
         return self.in_use
@@ -309,7 +309,7 @@ class PrefixCachePool:
         want = -(-num_tokens // self.bs) - len(t)
         if want <= 0:
             return True
-        if want > len(self.queue):
+        if want > self.queue.size():
             return False
         t += self._pop(want)
         return True

@@ -39,7 +39,9 @@ class FreeQueue:
         self.n_back = 0                  # blocks listed in back
         self.n_hashed = 0                # ... of them holding a hash (the block view's cached free)
 
-    def __len__(self):
+    def size(self):
+        # Not __len__: an unlimited pool's count passes a 32-bit index (Pyodide's wasm32), which
+        # len() refuses.
         return len(self.front) + self.fresh + self.n_back
 
     def in_back(self, b):
