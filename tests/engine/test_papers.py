@@ -9,7 +9,7 @@ from py_engine.app import papers
 from py_engine.app.protocol import handle
 from support.cli import run_cli
 
-KEYS = {"id", "paper", "source", "workload", "claim", "published", "tolerance", "ours", "pass",
+KEYS = {"id", "title", "paper", "source", "workload", "claim", "published", "tolerance", "ours", "pass",
         "detail", "why"}
 
 
