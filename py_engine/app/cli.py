@@ -1,4 +1,5 @@
-"""Command line: python -m py_engine run | compare | sweep | check | validate | bench | kv  [--json].
+"""Command line: python -m py_engine run | compare | sweep | check | validate | papers | bench | kv
+[--json].
 
 Every scenario field is a flag (`--<flag>` from the field table, fields.py; see `run --help`);
 `--scenario` takes a JSON object or a path to a JSON file; `--trace` a production trace's name or
@@ -21,7 +22,7 @@ from ..model.kv import KV_PARAMS
 from ..policies import base_schedulers
 from ..scenario import fields, tracefile
 from ..verify import check
-from . import parallel, plan, report
+from . import papers, parallel, plan, report
 from .figures import FIGURES
 from ..errors import ScenarioError
 from ..sim.work import WORK_CAP
@@ -193,6 +194,11 @@ def _parser():
     _where(pl)
     vp = sub.add_parser("validate", help="the roofline cost model vs public measurements")
     vp.add_argument("--json", action="store_true")
+    pp = sub.add_parser("papers", help="published numbers of the field recomputed on the engine, "
+                                       "each beside its source, with pass or fail")
+    pp.add_argument("--id", action="append", metavar="ID", help="only this check (repeatable): "
+                    + ", ".join(papers.BY_ID))
+    pp.add_argument("--json", action="store_true")
     ck = sub.add_parser("check", help="self-verification: engine vs the article's references")
     ck.add_argument("--full", action="store_true", help="many more random traces")
     ck.add_argument("--json", action="store_true")
@@ -244,6 +250,10 @@ def main(argv=None):
         if args.cmd == "validate":
             r = validate.run()
             print(json.dumps(r, indent=1) if args.json else validate.report(r))
+            return 0
+        if args.cmd == "papers":
+            r = papers.run(args.id)
+            print(json.dumps(r, indent=1, allow_nan=False) if args.json else report.papers(r))
             return 0
         if args.cmd == "check":
             r = check.run(quick=not args.full)

@@ -7,6 +7,7 @@ article's 268 ms vs 27.6 ms example as a real trace) for the scenario's chunk an
 
 from ..api import result, run_sim
 from ..scenario.prepared import prepare
+from .papers import CHECKS
 
 # embed_height: the figure's height in px as an 820-px-wide embed (the copied iframe snippet's
 # height; the browser tests hold every embed to it, and to 520); the page also posts its height
@@ -50,6 +51,10 @@ FIGURES = {
     "fleet": {"title": "A fleet: replicas behind a router", "owns": "cluster",
               "replicas": "cluster.replicas", "router": "cluster.router.kind",
               "schedulers": "last", "open_replicas": 4, "embed_height": 520},
+    # published numbers recomputed (app/papers.py, SPEC §11): the page asks the live engine one
+    # check at a time, in this order; `seconds`: about how long all of them take in the page
+    "papers": {"title": "Reproducing the papers", "checks": [c["id"] for c in CHECKS],
+               "seconds": 15, "embed_height": 520},
     # the story's card with the figure its step highlights (presets.STORY; URL story=N)
     "story": {"title": "Story: continuous batching step by step", "embed_height": 520},
 }

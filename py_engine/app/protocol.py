@@ -1,7 +1,7 @@
 """The worker protocol: JSON-safe request in, JSON-safe response out, never raises.
 
 request  {"method": "simulate"|"compare"|"sweep"|"sizing"|"stall"|"check"|"schema"|"presets"
-          |"story"|"kv"|"calibrate"|"serve_flags"|"parse_trace"|"examples", "params": {...}}
+          |"story"|"kv"|"calibrate"|"serve_flags"|"parse_trace"|"examples"|"papers", "params": {...}}
 response {"ok": true, "result": ...} or
          {"ok": false, "error": {"type": "ScenarioError"|"EngineError", "field", "value",
                                  "allowed", "message"}}
@@ -11,7 +11,8 @@ verdict of a sweep the page ran point by point), stall {"scenario"} (figures.sta
 {"quick"?: bool}, serve_flags {"scenario"} (serve_flags.py: {"command": "vllm serve ..."}), schema {},
 presets {}, story {} (presets.STORY), kv {...} (py_engine.model.kv), calibrate {"csv"},
 parse_trace {"name", "text", "max_items"?} (scenario/tracefile.py: a trace file's requests),
-examples {} (policies/examples: the reference policies' sources, for the policy lab).
+examples {} (policies/examples: the reference policies' sources, for the policy lab), papers
+{"ids"?: [check id, ...]} (app/papers.py: published numbers recomputed, one check a slice).
 Floats that are not finite never leave: they become null.
 
 Three doors to the same answers:
@@ -36,7 +37,7 @@ from ..errors import ScenarioError, show
 from ..policies import examples
 from ..scenario import tracefile
 from ..scenario.presets import presets, story
-from . import figures
+from . import figures, papers
 from .serve_flags import serve_flags
 from .schema import schema
 
@@ -99,11 +100,13 @@ METHODS = {
     "parse_trace": _now(lambda p: tracefile.parse(p.get("name"), p.get("text"),
                                                   p.get("max_items"))),
     "examples": _now(lambda p: examples.sources()),
+    "papers": lambda p, s, fmt: papers.run_steps(p.get("ids")),
 }
 PARAMS = {"simulate": {"scenario"}, "compare": {"scenario", "schedulers"},
           "sweep": {"scenario", "param", "values", "schedulers"}, "check": {"quick"},
           "stall": {"scenario"}, "serve_flags": {"scenario"}, "sizing": {"scenario", "param", "points", "schedulers"}, "schema": set(), "presets": set(), "story": set(), "calibrate": {"csv"},
-          "parse_trace": {"name", "text", "max_items"}, "examples": set()}
+          "parse_trace": {"name", "text", "max_items"}, "examples": set(),
+          "papers": {"ids"}}
 
 
 def _clean(x):

@@ -167,6 +167,23 @@ def checks(r):
     return "\n".join(lines)
 
 
+def papers(rows):
+    """python -m py_engine papers: one block per check, the verdict first, then the tally."""
+    lines = []
+    for c in rows:
+        lines.append("%s  %s  (%s)" % ("PASS" if c["pass"] else "FAIL", c["id"], c["paper"]))
+        lines.append("      source     %s" % c["source"])
+        lines.append("      workload   %s" % c["workload"])
+        lines.append("      claim      %s" % c["claim"])
+        lines.append("      published  %s" % c["published"])
+        lines.append("      ours       %s" % c["ours"])
+        lines.append("      tolerance  %s" % c["tolerance"])
+        if c["why"]:
+            lines.append("      why        %s" % c["why"])
+    lines.append("%d of %d checks pass" % (sum(c["pass"] for c in rows), len(rows)))
+    return "\n".join(lines)
+
+
 def kv_presets(p):
     lines = ["%-14s %-18s %7s %8s %8s %16s %12s" % ("model", "", "layers", "kv_heads", "head_dim",
                                                      "params", "KV B/token")]

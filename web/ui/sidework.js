@@ -8,6 +8,7 @@ import { KV_PRESETS, CHECK, kvRequest, pageRequests, sweepSchedulers, sweepOf } 
 import { speedupPoint, sizingPoint, drawSpeedup, drawSizing, sloRule, drawLatency, renderAdvice, fieldWords } from './sweeps.js';
 import { renderStall, buildKV, renderKV, renderCheck, renderFit } from './panels.js';
 import { createFleet } from './fleet.js';
+import { createPapers } from './papers.js';
 import { $, el } from './dom.js';
 import { schedulerLabel } from '../state/context.js';
 
@@ -37,6 +38,7 @@ export function createSideWork(ctx) {
   const defOf = (name) => sweepOf(schema.figures[name], sizing[name]);
   const state = () => ({ ...ctx.state(), sizing });
   const fleet = createFleet({ source, schema, onApply: ctx.onApply, cancel: () => cancel(), compact: () => ({ story: 0.6, fleet: 0.8 })[root.dataset.embed] || 0 });
+  const papers = createPapers({ source, schema });
   const showFleet = () => fleet.show(pageRequests(ctx.page, state()).fleet);
   for (const [name, fig] of figures) {
     const pick = $(`${name}-param`);
@@ -247,6 +249,7 @@ export function createSideWork(ctx) {
   let begun = false;
   function begin(embed) {
     showFleet();
+    papers.begin(embed);
     const go = () => { if (!begun) { begun = true; start(); initKV(); } };
     if (embed && !schema.figures[embed]?.main) go();
     else setTimeout(go, WAIT_ENGINE_MS);

@@ -1,0 +1,92 @@
+// The papers figure (SPEC §11): published numbers of the field, each recomputed by the engine in
+// this page (protocol method "papers", one check a call, in schema.figures.papers.checks' order).
+// The summary is a tile per check (data-paper = its id, data-pass = the engine's verdict); a tile
+// opens its detail: source, workload, published, ours, tolerance, and why when it fails. It runs
+// on the reader's click, or at once when it is the embedded figure.
+
+import { $, el } from './dom.js';
+
+const FIELDS = [['source', 'Source'], ['workload', 'Workload'], ['claim', 'Claim'], ['published', 'Published'],
+  ['ours', 'Ours'], ['tolerance', 'Tolerance'], ['detail', 'How'], ['why', 'Why it fails']];
+
+/** ctx: {source, schema}. Returns {begin(embed), run()}. */
+export function createPapers({ source, schema }) {
+  const fig = schema.figures.papers;
+  const grid = $('papers-grid'), detail = $('papers-detail'), summary = $('papers-summary'), btn = $('papers-run');
+  if (!fig || !grid) return { begin() {}, run() {} };
+  const rows = {};
+  let selected = fig.checks[0];
+  let running = false;
+
+  const tiles = Object.fromEntries(fig.checks.map((id) => {
+    const b = el('button', { type: 'button', class: 'paper-tile', 'data-paper': id, 'aria-pressed': 'false' },
+      el('span', { class: 'paper-mark', 'aria-hidden': 'true', text: '·' }),
+      el('span', { class: 'paper-name', text: id }));
+    b.addEventListener('click', () => { selected = id; show(); });
+    return [id, b];
+  }));
+  grid.replaceChildren(...Object.values(tiles));
+
+  function show() {
+    for (const [id, b] of Object.entries(tiles)) {
+      const r = rows[id];
+      b.setAttribute('aria-pressed', String(id === selected));
+      if (!r) continue;
+      b.dataset.pass = String(r.pass);
+      b.className = `paper-tile ${r.pass ? 'pass' : 'fail'}`;
+      b.querySelector('.paper-mark').textContent = r.pass ? '✓' : '✗';
+      b.querySelector('.paper-name').replaceChildren(el('b', { text: r.paper.split(' (')[0] }), document.createTextNode(` ${r.title}`));
+      b.title = `${r.paper}: ${r.claim}`;
+    }
+    const r = rows[selected];
+    if (!r) { detail.replaceChildren(el('p', { class: 'muted', text: running ? 'computing…' : `${selected}: not run yet` })); return; }
+    detail.dataset.paper = r.id;
+    detail.replaceChildren(
+      el('h4', {}, el('span', { class: r.pass ? 'good' : 'bad', text: r.pass ? '✓ pass ' : '✗ fail ' }), document.createTextNode(`${r.paper}: ${r.title}`)),
+      el('dl', {}, ...FIELDS.filter(([k]) => r[k]).flatMap(([k, label]) => [el('dt', { text: label }), el('dd', { class: `paper-${k}`, text: r[k] })])));
+  }
+
+  function tally() {
+    const done = Object.values(rows);
+    const passed = done.filter((r) => r.pass).length;
+    summary.dataset.total = String(fig.checks.length);
+    summary.dataset.done = String(done.length);
+    summary.dataset.passed = String(passed);
+    summary.className = `check-summary ${done.length < fig.checks.length ? '' : passed === done.length ? 'pass' : 'fail'}`;
+    summary.textContent = `${passed} of ${done.length} pass` + (done.length < fig.checks.length ? ` (${done.length} of ${fig.checks.length} computed…)` : ', computed in this page');
+  }
+
+  async function run() {
+    if (running) return;
+    running = true;
+    btn.disabled = true;
+    for (const k of Object.keys(rows)) delete rows[k];
+    for (const b of Object.values(tiles)) { delete b.dataset.pass; b.className = 'paper-tile'; }
+    summary.textContent = source.live ? 'computing in the page…' : 'waiting for the engine to load…';
+    delete grid.dataset.done;
+    try {
+      await source.readyPromise;
+      for (const id of fig.checks) {
+        tiles[id].classList.add('busy');
+        const [row] = await source.call('papers', { ids: [id] });
+        rows[id] = row;
+        tally();
+        show();
+        await new Promise((r) => setTimeout(r, 0));   // the page stays responsive between checks
+      }
+      grid.dataset.done = 'true';
+    } catch (err) {
+      summary.textContent = `could not run: ${err.detail?.message || err.message}`;
+      summary.className = 'check-summary fail';
+    } finally {
+      running = false;
+      btn.disabled = false;
+      show();
+    }
+  }
+
+  btn.addEventListener('click', run);
+  summary.textContent = `${fig.checks.length} checks, about ${fig.seconds} s in the page`;
+  show();
+  return { run, begin(embed) { if (embed === 'papers') run(); } };
+}
