@@ -249,7 +249,9 @@ def main(argv=None):
         _one_name_per_field(argv)
         if args.cmd == "validate":
             r = validate.run()
-            print(json.dumps(r, indent=1) if args.json else validate.report(r))
+            r["served"] = validate.served_run()
+            print(json.dumps(r, indent=1) if args.json else
+                  validate.report(r) + "\n\n" + validate.served_report(r["served"]))
             return 0
         if args.cmd == "papers":
             r = papers.run(args.id)

@@ -61,11 +61,15 @@ def _now(fn):
 def _kv(params):
     """The KV calculator; for a preset model on a preset GPU also what its passes cost under the
     roofline (the deployment panel)."""
+    params = dict(params)
+    fit = params.pop("fit", roofline.DEFAULT_FIT)      # which fit the pass times take
     r = kv.kv_from_params(params)
+    if fit not in roofline.FIT_CHOICES:
+        raise ScenarioError("server.cost.fit", fit, "one of " + ", ".join(roofline.FIT_CHOICES))
     if r.get("model") and r.get("gpu") and r.get("fits"):
         try:
             r["roofline"] = roofline.examples(r["model"], r["gpu"], r["gpus"], r["dtype"],
-                                              r["kv_dtype"])
+                                              r["kv_dtype"], fit=fit)
         except ScenarioError as e:          # e.g. fp8 on a GPU without it: no pass times
             r["roofline"] = {"error": e.message}
     return r

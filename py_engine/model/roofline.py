@@ -52,10 +52,19 @@ DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
 # The efficiency factors and overheads a deployment is tuned by (fields server.cost.<name>).
 TUNABLE = ("flops_eff", "attn_eff", "bw_eff", "link_eff", "overhead_ms", "layer_us", "row_us",
            "allreduce_us")
-# Their defaults: fitted on the Splitwise measurements, per GPU (`python -m py_engine validate`
-# re-fits them and reports the errors on the held-out part). Those measurements are of 2023
-# serving software: a stack with CUDA graphs has smaller overheads; calibrate to yours.
-FITTED = {
+# Their defaults come from a named fit (server.cost.fit), each fitted to public measurements and
+# re-fitted by `python -m py_engine validate`, which reports the errors on the held-out part:
+# - "vllm-2025": vLLM 0.12-era serving (CUDA graphs, small per-pass overheads), fitted on
+#   AIConfigurator's silicon measurements of served models on H100 (validate.SERVED_TRAIN); one
+#   set for every GPU (the data is Hopper only: other GPUs take the same shares and overheads);
+# - "splitwise-2023": the Splitwise measurements (2023 serving software: large per-pass and
+#   per-row overheads), per GPU; GPUs with no measurements take the closest architecture's.
+FIT_CHOICES = ("vllm-2025", "splitwise-2023")
+DEFAULT_FIT = "vllm-2025"
+VLLM_2025 = {"flops_eff": 0.440396, "attn_eff": 0.536899, "bw_eff": 0.907418,
+             "link_eff": 0.565943, "overhead_ms": 0.666499, "layer_us": 55.178229,
+             "row_us": 49.46289, "allreduce_us": 6.164551}
+SPLITWISE_2023 = {
     "a100-80gb": {"flops_eff": 0.731355, "attn_eff": 0.667862, "bw_eff": 1.0,
                   "link_eff": 0.195776, "overhead_ms": 28.023438, "layer_us": 41.381836,
                   "row_us": 368.310546, "allreduce_us": 0.0},
@@ -63,10 +72,17 @@ FITTED = {
                   "link_eff": 0.210504, "overhead_ms": 3.53125, "layer_us": 233.52295,
                   "row_us": 290.429688, "allreduce_us": 0.0},
 }
-# GPUs with no measurements take the fit of the closest architecture
+# GPUs with no Splitwise measurements take the fit of the closest architecture
 FIT_OF = {"a100-80gb": "a100-80gb", "a100-40gb": "a100-80gb", "l40s-48gb": "a100-80gb",
           "l4-24gb": "a100-80gb", "rtx-4090-24gb": "a100-80gb", "h100-80gb": "h100-80gb",
           "h200-141gb": "h100-80gb", "b200-180gb": "h100-80gb"}
+
+
+def fitted(fit, gpu):
+    """The tunables' defaults of a named fit on a GPU."""
+    if fit == "splitwise-2023":
+        return SPLITWISE_2023[FIT_OF[gpu]]
+    return VLLM_2025
 
 
 def _ps(x):
@@ -78,12 +94,12 @@ def _ps(x):
 class Deployment:
     """A model on a GPU with tensor parallelism tp: the integer coefficients of its pass cost."""
 
-    def __init__(self, model, gpu, tp=1, dtype="bf16", kv_dtype=None, **tuned):
-        """tuned: any of TUNABLE; None or absent = the GPU's fitted value (FITTED, FIT_OF)."""
+    def __init__(self, model, gpu, tp=1, dtype="bf16", kv_dtype=None, fit=DEFAULT_FIT, **tuned):
+        """tuned: any of TUNABLE; None or absent = the named fit's value on this GPU (fitted)."""
         m, g = MODELS[model], GPUS[gpu]
-        base = FITTED[FIT_OF[gpu]]
+        base = fitted(fit, gpu)
         p = {k: (tuned.get(k) if tuned.get(k) is not None else base[k]) for k in TUNABLE}
-        self.model, self.gpu, self.tp, self.dtype = model, gpu, tp, dtype
+        self.model, self.gpu, self.tp, self.dtype, self.fit = model, gpu, tp, dtype, fit
         self.kv_dtype = kv_dtype or dtype
         self.params = p
         tflops = g["fp8_tflops"] if dtype == "fp8" else g["bf16_tflops"]
@@ -224,7 +240,7 @@ def context_cost(cost, ticks):
 def from_cost(cost):
     """A normalised server.cost of kind roofline -> its Deployment."""
     return Deployment(cost["model"], cost["gpu"], cost["tp"], cost["dtype"], cost["kv_dtype"],
-                      **{k: cost[k] for k in TUNABLE})
+                      cost["fit"], **{k: cost[k] for k in TUNABLE})
 
 
 def kv_pool_tokens(cost, utilization):
@@ -241,12 +257,13 @@ LEAVES_OUT = ("kernel-level effects (tile quantization, attention kernels' own c
               "compute, and power or clock throttling")
 
 
-def examples(model, gpu, tp=1, dtype="bf16", kv_dtype=None, context=2048):
+def examples(model, gpu, tp=1, dtype="bf16", kv_dtype=None, context=2048, fit=DEFAULT_FIT):
     """What a deployment's passes cost, for the deployment panel: a decode pass of 1 and of 32
     requests at `context` tokens each, and the prefill of one `context`-token prompt (ms)."""
-    d = Deployment(model, gpu, tp, dtype, kv_dtype)
+    d = Deployment(model, gpu, tp, dtype, kv_dtype, fit)
     decode = lambda b: d.pass_ticks(b, b, b * (context - 1), b * context) / 1e6  # noqa: E731
     return {"deployment": d.describe(), "context": context,
             "decode_1_ms": decode(1), "decode_32_ms": decode(32),
             "prefill_ms": d.pass_ticks(context, 1, 0, context * (context + 1) // 2) / 1e6,
-            "fit": FIT_OF[gpu], "leaves_out": LEAVES_OUT}
+            "fit": fit, "fit_gpu": FIT_OF[gpu] if fit == "splitwise-2023" else None,
+            "leaves_out": LEAVES_OUT}

@@ -20,6 +20,7 @@ the whole range). `page_max`: a tighter bound for runs in the browser (bigger on
 working); giving both is an error.
 """
 
+from ..model.roofline import DEFAULT_FIT, FIT_CHOICES
 from ..workload.generator import MAX_ARRIVE
 from ..workload.traces import NAMES
 
@@ -222,9 +223,15 @@ FIELDS = [
           "Roofline: the share of GPU memory vLLM may use (its default 0.92); what the weights "
           "leave of it is the KV pool of kv_tokens = auto.",
           min=0.05, max=1.0, label="GPU memory used (gpu_memory_utilization)", url="gpu_mem", form="roofline"),
+    Field("server.cost.fit", "choice", DEFAULT_FIT,
+          "Roofline: the fit its efficiencies and overheads default to: vllm-2025 (vLLM 0.12-era "
+          "serving on H100, AIConfigurator's silicon measurements) or splitwise-2023 (the "
+          "Splitwise measurements of 2023 serving software); python -m py_engine validate.",
+          choices=list(FIT_CHOICES), label="Fitted to", form="roofline",
+          hint="Which public measurements the empty fields below take their values from."),
     Field("server.cost.flops_eff", "float", None,
-          "Roofline: achieved share of the peak tensor FLOPS in the linear layers; null = fitted "
-          "for the GPU (python -m py_engine validate).",
+          "Roofline: achieved share of the peak tensor FLOPS in the linear layers; null = the "
+          "fit's value (server.cost.fit; python -m py_engine validate).",
           min=0.01, max=1.0, nullable=True, label="FLOPS efficiency", form="roofline",
           hint="Empty = fitted for this GPU."),
     Field("server.cost.attn_eff", "float", None,

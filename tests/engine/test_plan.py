@@ -42,7 +42,10 @@ def test_candidates_spend_the_budget_and_no_more():
 
 
 def test_disaggregation_wins_on_long_prompts_under_a_tight_tpot_and_says_why():
+    # under the 2023 fit's per-row overheads a colocated replica's decodes stall behind 3,000-token
+    # prefills past 35 ms; under vllm-2025 both meet this SLO (the scenario was sized for the old fit)
     sc = dict(workload(3000, 200, 6, 150), slo={"ttft_ms": 1500, "tpot_ms": 35})
+    sc["server"] = dict(sc["server"], cost=dict(LLAMA, fit="splitwise-2023"))
     r = plan(sc, 2)
     best = r["recommended"]
     assert best is r["candidates"][0]

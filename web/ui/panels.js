@@ -103,6 +103,12 @@ export function buildKV(form, presets, onChange) {
   return { params, inputs, errorBox };
 }
 
+// what each named fit (server.cost.fit) was fitted to, in the panel's words
+const FIT_WORDS = {
+  'vllm-2025': 'vLLM 0.12-era serving on H100, NVIDIA AIConfigurator\'s measurements of served models; held-out TPOT median error 4.4%',
+  'splitwise-2023': '2023 serving software, the Splitwise measurements (ISCA 2024) of Llama-2-70B and BLOOM-176B; held-out decode median error ≤ 10%',
+};
+
 export function renderKV(container, res, onUse, onDeploy) {
   const kib = res.bytes_per_token / 1024;
   const btn = el('button', { type: 'button', id: 'btn-kv-use', text: `Use ${fmt(res.tokens)} tokens as the vLLM KV budget` });
@@ -123,7 +129,9 @@ export function renderKV(container, res, onUse, onDeploy) {
         el('b', { 'data-stat': 'roofline.prefill_ms', 'data-value': String(rf.prefill_ms), text: ms(rf.prefill_ms) }),
         document.createTextNode(` to prefill one ${fmt(rf.context)}-token prompt.`)),
       use,
-      el('p', { class: 'what' }, document.createTextNode(`The model: weights and KV over HBM bandwidth, FLOPs over peak, all-reduces over the interconnect, fixed overheads; efficiencies and overheads fitted (${rf.fit}) on published measurements of Llama-2-70B and BLOOM-176B (Splitwise, ISCA 2024), held-out median error ≤ 10% for decode and ≤ 15% for prefill (python -m py_engine validate). It leaves out ${rf.leaves_out}. Calibrate it with your own numbers below.`)));
+      el('p', { class: 'what' }, document.createTextNode('The model: weights and KV over HBM bandwidth, FLOPs over peak, all-reduces over the interconnect, fixed overheads; efficiencies and overheads from the fit '),
+        el('b', { 'data-stat': 'roofline.fit', 'data-value': rf.fit, text: rf.fit }),
+        document.createTextNode(` (${FIT_WORDS[rf.fit] ?? ''}; change it with the cost model's "Fitted to" control, python -m py_engine validate). It leaves out ${rf.leaves_out}. Calibrate it with your own numbers below.`)));
   } else if (rf?.error) {
     deployment = el('p', { class: 'error', text: rf.error });
   }
