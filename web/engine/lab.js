@@ -9,14 +9,16 @@
 // hook); the host answers between two slices of work (about 30 ms each, engine/host.js), so no
 // answer for STUCK_MS means that one call of the reader's code has not returned. Then the worker
 // is terminated, the call fails with a ScenarioError on custom.code, and the next call starts a
-// fresh worker (restored from the snapshot in about a second).
+// fresh worker (restored from the snapshot in about a second). The same code asked again (a sweep
+// of the same scenario) is refused at once with the same message rather than stopped again.
 //
 //   const lab = createLabEngine();
 //   lab.runsCustom(method, params) -> does this request run the reader's code?
 //   lab.call(method, params, { signal }) -> as client.call (engine/client.js)
 //   lab.onAnswer(fn)  fn({ method, params, error, result }) after every call (error: the protocol
 //                     error or null)
-//   lab.stops         how many workers were stopped so far (a test hook: <html data-lab-stops>)
+//   lab.stops         how many workers were stopped so far (test hooks: <html data-lab-stops>, and
+//                     data-lab-stop-ms: from the call to the stop, the last time)
 
 import { startEngine } from './client.js';
 
@@ -36,6 +38,7 @@ function stuckError() {
 
 export function createLabEngine({ start = () => startEngine({ shared: false, name: 'cbx-lab' }), root = globalThis.document?.documentElement } = {}) {
   let client = null;
+  let stuckCode = null;          // the code whose call was stopped last
   const listeners = new Set();
   const lab = { stops: 0 };
 
@@ -45,16 +48,18 @@ export function createLabEngine({ start = () => startEngine({ shared: false, nam
   async function watched(c, method, params, signal) {
     let timer = null;
     const stuck = new Promise((_, reject) => {
-      let heard = Date.now();
+      const began = Date.now();
+      let heard = began;
       let asking = false;
       timer = setInterval(() => {
         if (Date.now() - heard > STUCK_MS) {
           clearInterval(timer);
           if (client === c) client = null;
-          c.terminate();
           lab.stops++;
-          if (root) root.dataset.labStops = String(lab.stops);
-          reject(stuckError());
+          stuckCode = params?.scenario?.custom?.code ?? null;
+          if (root) Object.assign(root.dataset, { labStops: String(lab.stops), labStopMs: String(Date.now() - began) });
+          reject(stuckError());     // first: ending the worker rejects the call too ("stopped")
+          c.terminate();
           return;
         }
         if (asking) return;
@@ -77,6 +82,7 @@ export function createLabEngine({ start = () => startEngine({ shared: false, nam
   lab.call = async (method, params, { signal } = {}) => {
     let error = null, result = null;
     try {
+      if (stuckCode != null && params?.scenario?.custom?.code === stuckCode) throw stuckError();
       const c = engine();
       await c.ready;
       result = await watched(c, method, params, signal);

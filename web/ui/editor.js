@@ -17,12 +17,26 @@ export async function createEditor(parent, { doc, onRun, label }) {
     '.cm-scroller': { fontFamily: 'var(--mono)' },
     '.cm-content': { caretColor: 'var(--ink)' },
     '.cm-gutters': { backgroundColor: 'var(--panel)', color: 'var(--muted)', borderRight: '1px solid var(--faint)' },
+    // the lint marks without their data: images (the CSP allows no data: image)
+    '.cm-lintRange-error': { backgroundImage: 'none', textDecoration: 'underline wavy var(--bad)', textUnderlineOffset: '3px' },
+    '.cm-lint-marker-error': { content: 'none', width: '.7em', height: '.7em', borderRadius: '50%', backgroundColor: 'var(--bad)', margin: '.25em auto 0' },
     '.cm-activeLine, .cm-activeLineGutter': { backgroundColor: 'color-mix(in srgb, var(--accent) 8%, transparent)' },
+  });
+  // Typing over a selection: Chrome's own editing would first wrap the new text in a span with an
+  // inline style (to keep the deleted highlighting's colour), which the CSP blocks (a console
+  // error, nothing else); the editor makes that edit itself instead.
+  const typeOver = cm.EditorView.domEventHandlers({
+    beforeinput(e, view) {
+      if (e.inputType !== 'insertText' || e.data == null || view.state.selection.main.empty) return false;
+      e.preventDefault();
+      view.dispatch(view.state.replaceSelection(e.data), { scrollIntoView: true, userEvent: 'input.type' });
+      return true;
+    },
   });
   const root = parent.shadowRoot ?? parent.attachShadow({ mode: 'open' });
   const view = new cm.EditorView({
     doc, parent: root, root,
-    extensions: [cm.basicSetup, cm.python(), cm.lintGutter(), theme,
+    extensions: [cm.basicSetup, cm.python(), cm.lintGutter(), theme, typeOver,
       cm.Prec.highest(cm.keymap.of([{ key: 'Mod-Enter', run }])),
       cm.EditorView.contentAttributes.of({ 'aria-label': label })],
   });
