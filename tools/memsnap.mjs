@@ -28,7 +28,7 @@ for name in mods:
 from py_engine.app.protocol import handle_json
 for req in ({"method": "schema"}, {"method": "presets"}, {"method": "compare", "params": {"scenario": {"workload": {"requests": 8}}, "schedulers": ["static", "continuous", "vllm"]}},
             {"method": "sweep", "params": {"param": "slots", "values": [2], "schedulers": ["continuous"]}},
-            {"method": "stall", "params": {}}, {"method": "kv", "params": {}}):
+            {"method": "stall", "params": {}}, {"method": "kv", "params": {}}, {"method": "examples"}):
     assert json.loads(handle_json(json.dumps(req)))["ok"], req
 assert "numpy" not in sys.modules, "numpy was imported: it cannot be in a memory snapshot"
 json.dumps({"modules": len(mods)})

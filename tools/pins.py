@@ -30,3 +30,9 @@ PYODIDE_PACKAGES = ("numpy", "micropip", "packaging")
 # The page's Content-Security-Policy (served by tools/server.py, tested by the browser tests).
 CSP = ("default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; "
        "style-src 'self'")
+
+# The policy lab's editor (tools/editor.py): CodeMirror 6 from npm. The lock file lists every
+# package at its exact version with npm's sha512 integrity (npm ci checks each tarball against
+# it); the lock itself and the bundle esbuild makes from it are pinned here.
+EDITOR_LOCK_SHA256 = "5e41fdc3641c9c264b161d4336b48a3e380c3c727ef617e19ca83e4b814635b8"
+EDITOR_BUNDLE_SHA256 = "69255c50e58f417a92b1ff4105a112fea75cc0daa7eaa6f9ae1e3c1bd22cb054"

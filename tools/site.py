@@ -19,6 +19,7 @@ from .common import ROOT, WEB, BuildError, log, run, sha256_file
 from .pins import (BUILD_REQUIREMENTS, CSP, PYODIDE_NPM_INTEGRITY, PYODIDE_PACKAGES,
                    PYODIDE_RUNTIME, PYODIDE_VERSION)
 from .pyodide import extract_runtime, fetch_pyodide_tarball, fetch_pyodide_wheels
+from . import editor
 from .venv import ensure_venv
 
 
@@ -94,6 +95,8 @@ def make_memory_snapshot(runtime_dir: Path, wheel: Path, dest: Path) -> dict:
 def _build_into(staging: Path, py: Path, tarball: Path, pyodide_cdn: str | None) -> None:
     shutil.copytree(WEB, staging, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
     own_files = [p for p in staging.rglob("*") if p.is_file()]
+    # after own_files: a minified third-party bundle is pinned by its sha256, not read for refs
+    log(f"policy editor: {editor.bundle(staging).relative_to(staging)} (CodeMirror 6, verified)")
     wheel = build_engine_wheel(py, staging / "wheels")
     log(f"engine wheel: {wheel.name}")
 

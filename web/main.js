@@ -18,6 +18,7 @@ import { createSideWork } from './ui/sidework.js';
 import { createStory, storyView } from './ui/story.js';
 import { createTraceInput } from './ui/traceinput.js';
 import { createMainRun } from './ui/mainrun.js';
+import { createLab } from './ui/lab.js';
 import { showStatus, buildPresetButtons, markPreset, wireExports, wireKeys, wireDrawer, wireResize } from './ui/chrome.js';
 import { postHeight, explorerHref } from './ui/export.js';
 import { $ } from './ui/dom.js';
@@ -27,7 +28,7 @@ const root = document.documentElement;
 const FIGURES = [...document.querySelectorAll('[data-figure]')].map((s) => s.dataset.figure);
 const view = createView(root);
 const app = { source: null, values: {}, cmp: null, req: null, fromSnapshot: false, viewErrors: false, fatal: null, tInput: null, drawn: 0 };
-let ctx, controls, lanes, player, side, story, traceFile, mainRun;
+let ctx, controls, lanes, player, side, story, traceFile, mainRun, lab;
 
 view.set(parseView(location.search, { figures: FIGURES }).view);   // theme, lecture, embed: at once
 boot().catch(fatal);
@@ -48,7 +49,7 @@ async function boot() {
   const { values, view: v, errors } = parseURL(location.search, ctx);
   app.values = values;
   if (v.embed === 'story' && !v.story) v.story = 1;     // an embedded story starts at its first step
-  view.set({ embed: v.embed, lecture: v.lecture, theme: v.theme, lanes: v.lanes, speed: v.speed, ...storyView(ctx.story, v.story) });
+  view.set({ embed: v.embed, lecture: v.lecture, theme: v.theme, lanes: v.lanes, speed: v.speed, challenge: v.challenge, ...storyView(ctx.story, v.story) });
 
   controls = buildControls($('controls-fields'), $('sched-list'), $('lane-toggles'), schema, ctx.fields, { onValue, onLane });
   controls.setValues(app.values, lanesNow());
@@ -67,7 +68,8 @@ async function boot() {
     results: () => lanesNow().filter((s) => app.cmp?.[s]).map((s) => [s, app.cmp[s]]) });
   player.reset(v.pass);
   side = createSideWork({ source, schema, fields: ctx.fields, page: ctx, root, state: sideState, onUseKV, onApply: onValue, onDeploy, onCalibrated });
-  wireUI();
+  lab = createLab({ source, page: ctx, values: () => app.values, view: view.get, onValues, onView: (patch) => { view.set(patch); writeURL(); } });
+  wireUI(); lab.sync();
 
   await mainRun.run();
   performance.mark('cbx:first-timeline');
@@ -96,16 +98,13 @@ function fatal(err) {   // a bug in the page itself: say so loudly (console + st
 function onStatus(s) { if (!app.fatal) showStatus(s); }
 
 // ------------------------------------------------------------------ state changes
-const lanesNow = () => lanesOf(ctx.schema.schedulers, view.get());
+const lanesNow = () => lanesOf(ctx.schema.schedulers, view.get(), app.values);
 const laneState = () => ({ cmp: app.cmp, lanes: lanesNow(), pass: player?.pass ?? null,
   lecture: root.classList.contains('lecture'), compact: !!root.dataset.embed });
 const sideState = () => ({ values: app.values, view: view.get(), lanes: lanesNow(), cmp: app.cmp, items: traceFile.items() });
 
-function onValue(path, value) {
-  if (app.values[path] === value) return;     // Enter then change: one value, one run
-  app.values[path] = value;
-  changed();
-}
+function onValue(path, value) { if (app.values[path] !== value) onValues({ [path]: value }); }   // Enter then change: one run
+function onValues(patch) { Object.assign(app.values, patch); changed(); }
 
 function onLane(name, on) {
   const ls = view.get().lanes.filter((s) => s !== name);
@@ -145,7 +144,7 @@ function changed() {
   player.reset(null);
   writeURL();
   markPreset($('preset-buttons'), matchingPreset(ctx.fields, ctx.presets, app.values));
-  side.show();
+  side.show(); lab.sync();
   mainRun.run().then(() => side.start());
 }
 

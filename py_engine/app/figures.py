@@ -9,6 +9,29 @@ from ..api import result, run_sim
 from ..scenario.prepared import prepare
 from .papers import CHECKS
 
+# The lab's challenges. Measured natively (python -m py_engine run --policy-file
+# py_engine/policies/examples/sjf.py with these scenarios): the sjf example beats FCFS on both,
+# the first by a lower TTFT p95, the second by more requests within the 2 s TTFT limit.
+_CHALLENGE_LOAD = {"requests": 200, "seed": 1, "skew": 0.6, "prompt_mean": 1000,
+                   "output_mean": 96}
+CHALLENGES = [
+    {"name": "ttft_p95", "title": "Beat FCFS on TTFT p95",
+     "text": "200 requests arriving at 4 per second, long and uneven prompts, 8 slots. Which "
+             "request a free slot takes decides how long the unlucky wait: lower the p95 time to "
+             "first token below FCFS's (continuous batching).",
+     "scenario": {"workload": {**_CHALLENGE_LOAD, "arrival": {"kind": "poisson", "rate": 4}},
+                  "server": {"slots": 8, "chunk": 512}, "slo": {"ttft_ms": 2000}},
+     "metric": "ttft.p95", "format": "time", "better": "lower", "beat": "continuous",
+     "rivals": ["static", "continuous", "vllm"]},
+    {"name": "ttft_slo", "title": "Serve more requests within a 2 s TTFT",
+     "text": "The same requests at 8 per second: more than the server can keep up with. No "
+             "policy meets the SLO; serve the largest share within it.",
+     "scenario": {"workload": {**_CHALLENGE_LOAD, "arrival": {"kind": "poisson", "rate": 8}},
+                  "server": {"slots": 8, "chunk": 512}, "slo": {"ttft_ms": 2000}},
+     "metric": "slo_attainment", "format": "share", "better": "higher", "beat": "continuous",
+     "rivals": ["static", "continuous", "vllm"]},
+]
+
 # embed_height: the figure's height in px as an 820-px-wide embed (the copied iframe snippet's
 # height; the browser tests hold every embed to it, and to 520); the page also posts its height
 # to the host page as it changes (README: "Embedding a figure").
@@ -55,6 +78,16 @@ FIGURES = {
     # check at a time, in this order; `seconds`: about how long all of them take in the page
     "papers": {"title": "Reproducing the papers", "checks": [c["id"] for c in CHECKS],
                "seconds": 15, "embed_height": 520},
+    # the policy lab (SPEC §10): an editor for the reader's own scheduler (custom.code) and its
+    # examples (protocol `examples`); its lane (schema schedulers' `lab` one) joins the others
+    # while scheduler = custom. `challenges`: a lecturer's fixed trace and SLO, the built-in
+    # policies scored on it (`rivals`), the reader's beside them; `metric` is a path in a result's
+    # metrics (shown as a "time" or a "share"), `better` "lower" | "higher", `beat` the rival.
+    "lab": {"title": "The policy lab: your own scheduler", "embed_height": 520,
+            "code": "custom.code", "name": "custom.name", "example": "fcfs",
+            # the fields the lab sets itself (they have no control of their own)
+            "fields": ["scheduler", "custom.name", "custom.code"],
+            "challenges": CHALLENGES},
     # the story's card with the figure its step highlights (presets.STORY; URL story=N)
     "story": {"title": "Story: continuous batching step by step", "embed_height": 520},
 }

@@ -3,19 +3,25 @@ result record layouts, the schedulers, the routers and the figures. The page bui
 messages from this; it names no field itself."""
 
 from ..fleet.routers import describe as routers
-from ..policies import REGISTRY, scheduler_names
+from ..policies import CUSTOM, REGISTRY, scheduler_names
 from ..scenario import fields as F
 from ..scenario.normalize import allowed_text, choices
 from ..sim import records
 from .figures import FIGURES
 
 
+# The policy lab's lane: the reader's own code (policies/custom.py), shown while scheduler = custom.
+LAB = {"name": CUSTOM, "label": "Your policy", "summary": "your own code (custom.code)",
+       "base": False, "lab": True}
+
+
 def schedulers():
-    """[{name, label, summary, base}] of every registered policy, in display order. The base
-    schedulers are always compared (the speedup is static over continuous); the others are lanes a
-    reader adds (URL `<name>=1`)."""
+    """[{name, label, summary, base, lab}] of every registered policy, in display order, then the
+    policy lab's. The base schedulers are always compared (the speedup is static over continuous);
+    the other registered ones are lanes a reader adds (URL `<name>=1`); the lab's lane is on while
+    scheduler = custom."""
     return [{"name": n, "label": REGISTRY[n].label, "summary": REGISTRY[n].summary,
-             "base": REGISTRY[n].base} for n in scheduler_names()]
+             "base": REGISTRY[n].base, "lab": False} for n in scheduler_names()] + [dict(LAB)]
 
 
 def schema():

@@ -6,6 +6,7 @@ A new policy is one new file here (see base.py); nothing else changes: the valid
 import importlib
 import pkgutil
 
+from ..errors import ScenarioError
 from .base import REGISTRY, Policy, register
 
 for _module in pkgutil.iter_modules(__path__):
@@ -29,7 +30,10 @@ def policy_class(scenario):
     compiled (custom.py)."""
     if scenario["scheduler"] == CUSTOM:
         from .custom import compile_policy   # cycle: custom.py imports base through this package
-        c = scenario["custom"]
+        c = scenario.get("custom")
+        if c is None:       # compare(schedulers=[..., "custom"]) on a scenario of another scheduler
+            raise ScenarioError("scheduler", "custom", "scheduler = custom with custom.code",
+                                "the custom lane needs scheduler = custom and custom.code")
         return compile_policy(c["name"], c["code"])
     return REGISTRY[scenario["scheduler"]]
 

@@ -16,6 +16,7 @@ hidden in the page. `shown_if={path: values}`: always in the scenario, but only 
 (the swap bandwidth matters only for swap preemption). `applies_to`: the schedulers the field affects (the page shows it only when one of
 them is on screen). `slider`: the comfortable range of the page's slider (the text box beside it takes
 the whole range). `page_max`: a tighter bound for runs in the browser (bigger ones belong to the CLI).
+`url_codec` "base64url": the URL carries the text as base64url of its UTF-8 bytes (a policy's source).
 `aliases`: former names of the field, still read in scenarios, URLs and flags (old links keep
 working); giving both is an error.
 """
@@ -40,13 +41,13 @@ class Field:
     __slots__ = ("path", "type", "default", "min", "max", "choices", "nullable", "unit", "label",
                  "hint", "description", "url", "flag", "applies_to", "when", "shown_if", "sweep",
                  "slider", "page_max", "control", "object_choices", "form", "shorthand", "aliases",
-                 "words")
+                 "words", "url_codec")
 
     def __init__(self, path, type, default, description, *, min=None, max=None, choices=None,
                  nullable=False, unit=None, label=None, hint="", url=None, flag=None,
                  applies_to=None, when=None, shown_if=None, sweep=False, slider=None,
                  page_max=None, control=True, object_choices=None, form=None, shorthand=False,
-                 aliases=(), words=()):
+                 aliases=(), words=(), url_codec=None):
         self.path, self.type, self.default, self.description = path, type, default, description
         self.min, self.max, self.choices, self.nullable = min, max, choices, nullable
         self.unit, self.hint = unit, hint
@@ -62,6 +63,7 @@ class Field:
         self.words = list(words)            # text values an int field also takes
         self.shorthand = shorthand          # the parent object may be given as just this value
         self.aliases = list(aliases)        # older names still read (key, URL name and flag)
+        self.url_codec = url_codec          # "base64url": the URL carries base64url(UTF-8 text)
 
     @property
     def parent(self):
@@ -87,6 +89,7 @@ FIELDS = [
           "py_engine.policies import Policy), with the built-in policies' hooks and verbs "
           "(policies/base.py, sim/view.py); examples: py_engine/policies/examples/.",
           max=200_000, label="Policy code", control=False, url="policy_code",
+          url_codec="base64url",
           when={"scheduler": ["custom"]}),
     # ---- workload
     Field("workload.requests", "int", 64,

@@ -35,6 +35,9 @@ class Scenario:
     def __getitem__(self, key: str) -> Any:
         return self.doc[key]
 
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.doc.get(key, default)
+
     def with_scheduler(self, name: str) -> Scenario:
         """The same scenario run by another scheduler (nothing derived depends on it)."""
         return replace(self, doc=dict(self.doc, scheduler=name))

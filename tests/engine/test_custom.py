@@ -136,3 +136,12 @@ def test_the_protocol_offers_every_example_for_the_lab():
     assert [e["name"] for e in got] == NAMES
     for e in got:
         assert e["code"] == code_of(e["name"]) and e["summary"]
+
+
+def test_the_custom_lane_without_custom_code_is_a_scenario_error():
+    # the page asks compare(..., ["custom"]) only with scheduler = custom; anything else is refused
+    # by name, not a KeyError
+    from py_engine.app.protocol import handle
+    resp = handle({"method": "compare", "params": {"scenario": {"scheduler": "continuous"},
+                                                   "schedulers": ["static", "custom"]}})
+    assert resp["error"]["type"] == "ScenarioError" and resp["error"]["field"] == "scheduler"

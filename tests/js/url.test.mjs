@@ -15,6 +15,7 @@ function sample(f) {
   if (f.type === 'choice') return f.choices.find((c) => c !== f.default);
   if (f.type === 'cost') return f.choices.find((c) => c !== f.default && !f.object_choices.includes(c));
   if (f.type === 'bool') return !f.default;
+  if (f.type === 'text') return 'class Mine(Policy):  # « é ✓ » & = ?\n    pass\n';   // base64url of UTF-8 for code
   if (f.type === 'int') { const v = f.default == null ? 1000 : f.default + 1; return v <= f.max ? v : f.default - 1; }
   const v = Math.round(((f.default || 0) * 0.5 + (f.max - f.min) * 1e-4 + f.min) * 1e6) / 1e6;
   return v !== f.default ? v : v * 0.5;
@@ -37,10 +38,21 @@ test('every field round-trips through the URL', () => {
   }
 });
 
+test('a policy\'s code travels as base64url while short, and a bad one is a message', () => {
+  const code = ctx.fields.find((f) => f.url_codec === 'base64url');
+  const values = { ...defaults(ctx.fields), scheduler: 'custom', [code.path]: 'x = "✓"\n' };
+  const q = new URLSearchParams(toQuery(ctx, values, { lanes: [] }));
+  assert.equal(q.get(code.url), 'eCA9ICLinJMiCg');     // base64url of the UTF-8 bytes, unpadded
+  values[code.path] = 'x'.repeat(4000);                 // too long for a link: left out
+  assert.equal(new URLSearchParams(toQuery(ctx, values, { lanes: [] })).get(code.url), null);
+  const bad = parseURL(`?scheduler=custom&${code.url}=%%%`, ctx);
+  assert.match(bad.errors[code.url], /not base64url/);
+});
+
 test('URL names are unique and none is a view parameter', () => {
   const urls = ctx.fields.map((f) => f.url);
   assert.equal(new Set(urls).size, urls.length);
-  for (const v of ['embed', 'lecture', 'theme', 'pass', 'preset', ...ctx.optional]) assert.ok(!urls.includes(v), v);
+  for (const v of ['embed', 'lecture', 'theme', 'pass', 'preset', 'challenge', ...ctx.optional]) assert.ok(!urls.includes(v), v);
 });
 
 test('bad text gets the field, the value and the allowed range', () => {

@@ -20,9 +20,11 @@ export const PRESETS = { method: 'presets', params: {} };
 export const STORY = { method: 'story', params: {} };
 export const KV_PRESETS = { method: 'kv', params: { presets: true } };
 
-/** The schedulers on screen: the base pair, then the optional lanes switched on. */
-export function lanesOf(schedulers, view) {
-  return schedulers.filter((s) => s.base || view.lanes.includes(s.name)).map((s) => s.name);
+/** The schedulers on screen: the base pair, the optional lanes switched on, and the policy lab's
+ *  lane while the scenario's scheduler is the lab's (values: the page's field values). */
+export function lanesOf(schedulers, view, values = {}) {
+  const on = (s) => s.base || (s.lab ? values.scheduler === s.name : view.lanes.includes(s.name));
+  return schedulers.filter(on).map((s) => s.name);
 }
 
 function compareRequest(scenario, lanes) {
@@ -95,7 +97,7 @@ export function pageRequests(ctx, state) {
   const { schema, fields } = ctx;
   const scenario = oneServer(schema, scenarioFrom(fields, state.values));
   if (state.items) (scenario.workload ??= {}).items = state.items;   // the reader's own trace file
-  const lanes = lanesOf(schema.schedulers, state.view);
+  const lanes = lanesOf(schema.schedulers, state.view, state.values);
   const only = embeddedFigure(ctx, state.view);
   const wants = (fig) => !only || only === fig;
   const out = { main: compareRequest(scenario, lanes), sweeps: {}, stall: null, kv: [],

@@ -5,9 +5,13 @@
 //
 // snapshot/index.json maps a request's canonical JSON to the file holding its response; each file
 // is fetched only when asked for, so an embed loads only its own figure's answers.
+//
+// A request that runs the reader's own policy (the lab's lane) goes to the lab's engine instead
+// (engine/lab.js: a worker of its own, stopped when the code never returns).
 
 import { canonical } from './requests.js';
 import { earlyEngine } from './start.js';
+import { createLabEngine } from './lab.js';
 import { asTables } from '../state/records.js';
 
 export class Source {
@@ -21,6 +25,7 @@ export class Source {
     this.misses = 0;           // calls made before `ready` that the snapshot could not answer
     this.onPending = onPending;
     this.onMiss = onMiss;
+    this.lab = createLabEngine();
     this.readyPromise = new Promise((res, rej) => { this._ready = res; this._fail = rej; });
     this.readyPromise.catch(() => {});
   }
@@ -65,6 +70,7 @@ export class Source {
   /** Resolve with the protocol result, or reject with an Error whose .detail is the protocol error;
    *  aborting `signal` cancels the call in the engine. */
   async call(method, params, { signal } = {}) {
+    if (this.lab.runsCustom(method, params)) return this.counted(() => this.lab.call(method, params, { signal }));
     if (!this.live) {
       const key = canonical({ method, params });
       if (this.index.has(key)) {
@@ -74,11 +80,17 @@ export class Source {
         this.onMiss(this.misses, method);
       }
     }
+    return this.counted(async () => {
+      if (!this.live) await this.readyPromise;
+      return this.client.call(method, params, { signal });
+    });
+  }
+
+  async counted(call) {
     this.pending++;
     this.onPending(this.pending);
     try {
-      if (!this.live) await this.readyPromise;
-      return await this.client.call(method, params, { signal });
+      return await call();
     } finally {
       this.pending--;
       this.onPending(this.pending);

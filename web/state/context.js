@@ -15,7 +15,8 @@ export function makeContext(schema, presets, figures = Object.keys(schema.figure
   return {
     schema, presets, figures, story, fields: pageFields(schema),
     base: baseSchedulers(schema.schedulers),
-    optional: schema.schedulers.filter((s) => !s.base).map((s) => s.name),
+    optional: schema.schedulers.filter((s) => !s.base && !s.lab).map((s) => s.name),   // the lab's lane: scheduler = custom
+    challenges: (schema.figures.lab?.challenges || []).map((c) => c.name),
     defaultPreset: Object.keys(presets).find((k) => Object.keys(presets[k].scenario || {}).length === 0),
   };
 }

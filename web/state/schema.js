@@ -2,9 +2,11 @@
 // defaults, ranges, labels, hints, URL names, when a field exists or is worth showing. Values are
 // kept flat, keyed by the field's dotted path; nothing here names a field.
 
-/** The fields the page offers as controls, in the engine's order. */
+/** The fields the page sets, in the engine's order: those it offers as controls, and those a
+ *  figure sets itself (figures.<name>.fields: the policy lab's scheduler and code). */
 export function pageFields(schema) {
-  return schema.fields.filter((f) => f.control).map((f) => ({ ...f, group: f.path.split('.')[0] }));
+  const owned = new Set(Object.values(schema.figures).flatMap((g) => g.fields || []));
+  return schema.fields.filter((f) => f.control || owned.has(f.path)).map((f) => ({ ...f, group: f.path.split('.')[0] }));
 }
 
 function parentOf(path) { const i = path.lastIndexOf('.'); return i < 0 ? '' : path.slice(0, i); }
@@ -53,6 +55,10 @@ export function parseField(f, text) {
   const raw = text == null ? '' : String(text).trim();
   const fail = () => ({ error: `${f.path} = ${show(raw) || '(empty)'}: must be ${f.allowed}` });
   if (f.type === 'choice' || f.type === 'cost') return (f.choices || []).includes(raw) ? { value: raw } : fail();
+  if (f.type === 'text') {   // as written (code keeps its spaces), at most f.max characters
+    const t = text == null ? '' : String(text);
+    return t.length <= f.max ? { value: t } : { error: `${f.path}: ${t.length.toLocaleString('en-US')} characters; must be ${f.allowed}` };
+  }
   if (f.type === 'bool') {
     if (/^(1|true|yes|on)$/i.test(raw)) return { value: true };
     if (/^(0|false|no|off)$/i.test(raw)) return { value: false };
@@ -136,6 +142,6 @@ export function groupTitle(schema, g) { return schema.groups?.[g] || g; }
 /** The fields that differ from their defaults, in words ("Slots (max_num_seqs) 16 · Length skew 0.8"). */
 export function describe(fields, values) {
   const parts = fields.filter((f) => exists(f, values, fields) && values[f.path] !== f.default)
-    .map((f) => `${f.label} ${values[f.path] === null ? 'none' : values[f.path]}`);
+    .map((f) => (f.url_codec ? f.label : `${f.label} ${values[f.path] === null ? 'none' : values[f.path]}`));   // not a policy's source
   return parts.length ? parts.join(' · ') : 'the default scenario';
 }

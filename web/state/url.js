@@ -13,6 +13,27 @@ const THEMES = ['dark', 'light'];
 // one name now, stall. The one place an old figure name is read.
 const FORMER_FIGURES = new Map([['cost', 'stall']]);
 
+// A field with url_codec "base64url" (a policy's source) travels as base64url of its UTF-8 bytes,
+// and only while that fits in a link this long; longer code travels in the exports.
+export const LINK_TEXT_MAX = 3000;
+
+export function toBase64url(text) {
+  let bin = '';
+  for (const b of new TextEncoder().encode(text)) bin += String.fromCharCode(b);
+  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+/** base64url → text, or null when it is not base64url of UTF-8. */
+export function fromBase64url(s) {
+  if (!/^[A-Za-z0-9_-]*$/.test(s) || s.length % 4 === 1) return null;
+  try {
+    const bin = atob(s.replace(/-/g, '+').replace(/_/g, '/'));
+    return new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(bin, (c) => c.charCodeAt(0)));
+  } catch {
+    return null;
+  }
+}
+
 function show(text) {
   const s = String(text);
   return s.length > 40 ? `${s.slice(0, 37)}...` : s;
@@ -27,14 +48,15 @@ function flag(q, key, errors) {
 }
 
 /**
- * The view part of a URL: {view: {embed, lecture, theme, pass, preset, lanes, speed, story}, errors}.
+ * The view part of a URL: {view: {embed, lecture, theme, pass, preset, lanes, speed, story, challenge}, errors}.
  * ctx.figures: the figure names an embed may show; ctx.optional: schedulers a reader may add as
- * lanes (`<name>=1`); ctx.presets (optional): the presets, whose lanes apply unless overridden.
+ * lanes (`<name>=1`); ctx.presets (optional): the presets, whose lanes apply unless overridden;
+ * ctx.challenges (optional): the policy lab's challenge names.
  */
 export function parseView(search, ctx) {
   const q = new URLSearchParams(search);
   const errors = {};
-  const view = { embed: null, lecture: false, theme: null, pass: null, preset: null, lanes: [], speed: DEFAULT_PLAY_SECONDS, story: null };
+  const view = { embed: null, lecture: false, theme: null, pass: null, preset: null, lanes: [], speed: DEFAULT_PLAY_SECONDS, story: null, challenge: null };
   view.lecture = q.has('lecture') && flag(q, 'lecture', errors);
   const th = q.get('theme');
   if (th != null) {
@@ -69,6 +91,11 @@ export function parseView(search, ctx) {
     if (/^\d+$/.test(st) && n >= 1 && n <= ctx.story.length) view.story = n;
     else errors.story = `story = ${show(st)}: must be a step from 1 to ${ctx.story.length}`;
   }
+  const ch = q.get('challenge');     // the policy lab's challenge (figures.lab.challenges)
+  if (ch != null && ctx.challenges) {
+    if (ctx.challenges.includes(ch)) view.challenge = ch;
+    else errors.challenge = `challenge = ${show(ch)}: must be one of ${ctx.challenges.join(', ')}`;
+  }
   const step = storyStep(ctx, view);
   const presetLanes = step ? step.schedulers || [] : view.preset ? ctx.presets[view.preset].schedulers || [] : [];
   for (const s of ctx.optional || []) {
@@ -97,7 +124,9 @@ export function parseURL(search, ctx) {
     // a field's former URL names still work (old links); the current name wins
     const key = [f.url, ...(f.aliases || [])].find((k) => q.has(k));
     if (key == null) continue;
-    const r = parseField(f, q.get(key));
+    const text = f.url_codec ? fromBase64url(q.get(key)) : q.get(key);
+    if (text == null) { errors[f.url] = `${key}: not base64url of UTF-8 text (from the link; ignored)`; continue; }
+    const r = parseField(f, text);
     if ('error' in r) errors[f.url] = `${r.error} (from the link; using ${values[f.path] ?? 'none'})`;
     else values[f.path] = r.value;
   }
@@ -115,13 +144,16 @@ export function toQuery(ctx, values, view) {
   if (!preset && !step) {
     for (const f of ctx.fields) {
       const v = values[f.path];
-      if (exists(f, values, ctx.fields) && v !== f.default) q.set(f.url, v === null ? 'none' : String(v));
+      if (!exists(f, values, ctx.fields) || v === f.default) continue;
+      const text = v === null ? 'none' : f.url_codec ? toBase64url(v) : String(v);
+      if (!f.url_codec || text.length <= LINK_TEXT_MAX) q.set(f.url, text);
     }
   }
   for (const s of view.lanes || []) q.set(s, '1');
   if (view.lecture) q.set('lecture', '1');
   if (view.theme) q.set('theme', view.theme);
   if (view.embed) q.set('embed', view.embed);
+  if (view.challenge) q.set('challenge', view.challenge);
   if (view.pass != null) q.set('pass', String(view.pass));
   if (view.speed != null && view.speed !== DEFAULT_PLAY_SECONDS) q.set('speed', String(view.speed));
   const s = q.toString();

@@ -9,7 +9,7 @@ export function createView(root, doc = document) {
   // story: the story step shown (1-based) or null; storyFigure / storyFocus: what the step
   // highlights (a figure; a lane's scheduler or "blocks"), set with it by main.js
   const view = { embed: null, lecture: false, theme: null, lanes: [], speed: DEFAULT_PLAY_SECONDS,
-    story: null, storyFigure: null, storyFocus: null };
+    story: null, storyFigure: null, storyFocus: null, challenge: null };   // challenge: the lab's (figures.lab)
   const $ = (id) => doc.getElementById(id);
 
   function prefersDark() { return window.matchMedia('(prefers-color-scheme: dark)').matches; }

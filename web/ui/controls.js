@@ -19,6 +19,7 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
                                    // refused ones included (the page's own object, not a copy)
   const groups = new Map();
   for (const f of fields) {
+    if (!f.control) continue;        // set by a figure of its own (the policy lab)
     if (!groups.has(f.group)) {
       const fs = el('fieldset', { class: `group-${f.group}` }, el('legend', { text: groupTitle(schema, f.group) }));
       groups.set(f.group, fs);
@@ -83,7 +84,7 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
     el('span', {}, el('i', { class: `sched-dot sched-${s.name}`, 'aria-hidden': 'true' }), document.createTextNode(s.name))));
   laneBox.replaceChildren();
   const laneInputs = new Map();
-  for (const s of schema.schedulers.filter((x) => !x.base)) {
+  for (const s of schema.schedulers.filter((x) => !x.base && !x.lab)) {   // the lab opens its own lane
     const box = el('input', { type: 'checkbox', id: `ctl-${s.name}`, name: s.name });
     box.addEventListener('change', () => onLane(s.name, box.checked));
     laneInputs.set(s.name, box);
@@ -123,7 +124,7 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
      *  about a whole section ("workload") has no one control (returns false). */
     showEngineError(detail) {
       const path = detail?.field || '';
-      const match = fields.filter((f) => path === f.path || path.startsWith(`${f.path}.`))
+      const match = fields.filter((f) => rows.has(f.path) && (path === f.path || path.startsWith(`${f.path}.`)))
         .sort((a, b) => b.path.length - a.path.length)[0];
       if (!match) return false;
       rows.get(match.path).refused = detail.message;
