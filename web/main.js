@@ -101,9 +101,10 @@ const laneState = () => ({ cmp: app.cmp, lanes: lanesNow(), pass: player?.pass ?
   lecture: root.classList.contains('lecture'), compact: !!root.dataset.embed });
 const sideState = () => ({ values: app.values, view: view.get(), lanes: lanesNow(), cmp: app.cmp, items: traceFile.items() });
 
-function onValue(path, value) {
-  if (app.values[path] === value) return;     // Enter then change: one value, one run
-  app.values[path] = value;
+function onValue(path, value) {     // or onValue({path: value, ...}): several at once, one run
+  const patch = typeof path === 'object' ? path : { [path]: value };
+  if (Object.entries(patch).every(([p, v]) => app.values[p] === v)) return;   // Enter then change: one run
+  Object.assign(app.values, patch);
   changed();
 }
 

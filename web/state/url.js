@@ -2,7 +2,7 @@
 // page's view parameters. Nothing read from the URL is executed or inserted as HTML: values are
 // parsed as numbers or matched against known choices, anything else becomes a message.
 
-import { parseField, defaults, valuesFromScenario, matchingPreset, exists } from './schema.js';
+import { parseField, defaults, valuesFromScenario, matchingPreset, exists, valueText } from './schema.js';
 import { PLAY_SECONDS, DEFAULT_PLAY_SECONDS } from './view.js';
 
 const FLAG_ON = ['1', 'true', 'yes', 'on'];
@@ -115,7 +115,7 @@ export function toQuery(ctx, values, view) {
   if (!preset && !step) {
     for (const f of ctx.fields) {
       const v = values[f.path];
-      if (exists(f, values, ctx.fields) && v !== f.default) q.set(f.url, v === null ? 'none' : String(v));
+      if (exists(f, values, ctx.fields) && v !== f.default) q.set(f.url, v === null ? 'none' : valueText(v));
     }
   }
   for (const s of view.lanes || []) q.set(s, '1');
