@@ -103,7 +103,9 @@ const laneState = () => ({ cmp: app.cmp, lanes: lanesNow(), pass: player?.pass ?
   lecture: root.classList.contains('lecture'), compact: !!root.dataset.embed });
 const sideState = () => ({ values: app.values, view: view.get(), lanes: lanesNow(), cmp: app.cmp, items: traceFile.items() });
 
-function onValue(path, value) { if (app.values[path] !== value) onValues({ [path]: value }); }   // Enter then change: one run
+function onValue(path, value, patch = typeof path === 'object' ? path : { [path]: value }) {   // or onValue({path: value, ...})
+  if (Object.entries(patch).some(([p, v]) => app.values[p] !== v)) onValues(patch);   // Enter then change: one run
+}
 function onValues(patch) { Object.assign(app.values, patch); changed(); }
 
 function onLane(name, on) {

@@ -47,7 +47,7 @@ def nearest_rank(sorted_vals, p):
     return sorted_vals[max(1, (p * n + 99) // 100) - 1]
 
 
-def _pcts(ticks):
+def percentiles(ticks):
     """ticks: a sequence of numbers -> {"p50", "p95", "p99", "mean"} in the cost unit (None if
     empty)."""
     s = sorted(ticks)
@@ -55,7 +55,7 @@ def _pcts(ticks):
 
 
 def _sorted_pcts(s, ints=False):
-    """_pcts of an ascending list (sorted once by the caller); ints: every value is an int."""
+    """percentiles of an ascending list (sorted once by the caller); ints: every value is an int."""
     if not s:
         return {"p%d" % p: None for p in PCTS} | {"mean": None}
     out = {"p%d" % p: nearest_rank(s, p) / TICKS for p in PCTS}

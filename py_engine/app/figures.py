@@ -31,6 +31,12 @@ CHALLENGES = [
      "metric": "slo_attainment", "format": "share", "better": "higher", "beat": "continuous",
      "rivals": ["static", "continuous", "vllm"]},
 ]
+from ..fleet.result import TTFT_PARTS
+from .plan import MAX_GPUS
+
+# a request's TTFT parts (fleet/result.py TTFT_PARTS) as the fleet figure labels them
+PART_LABELS = {"prefill_queue": "prefill queue", "prefill": "prefill", "transfer": "KV transfer",
+               "decode_queue": "decode queue", "first_decode": "first decode step"}
 
 # embed_height: the figure's height in px as an 820-px-wide embed (the copied iframe snippet's
 # height; the browser tests hold every embed to it, and to 520); the page also posts its height
@@ -71,9 +77,17 @@ FIGURES = {
     # key (every other figure runs one server without it); shown when `replicas` > 1. It runs
     # the richest scheduler on screen ("last", as the sizing figure), once as set, then once per
     # choice of `router` on the same trace (the router comparison)
+    # With prefill and decode pools (SPEC §9) it shows them as lanes and each request's TTFT in
+    # its parts; `open_pools`: the P:D its second opener sets
     "fleet": {"title": "A fleet: replicas behind a router", "owns": "cluster",
               "replicas": "cluster.replicas", "router": "cluster.router.kind",
-              "schedulers": "last", "open_replicas": 4, "embed_height": 520},
+              "pools": {"prefill": "cluster.prefill.replicas",
+                        "decode": "cluster.decode.replicas",
+                        "prefill_server": "cluster.prefill.server",
+                        "decode_server": "cluster.decode.server"},
+              "parts": [[p, PART_LABELS[p]] for p in TTFT_PARTS],
+              "schedulers": "last", "open_replicas": 4, "open_pools": [1, 3],
+              "embed_height": 520},
     # published numbers recomputed (app/papers.py, SPEC §11): the page asks the live engine one
     # check at a time, in this order; `seconds`: about how long all of them take in the page
     "papers": {"title": "Reproducing the papers", "checks": [c["id"] for c in CHECKS],
@@ -88,6 +102,15 @@ FIGURES = {
             # the fields the lab sets itself (they have no control of their own)
             "fields": ["scheduler", "custom.name", "custom.code"],
             "challenges": CHALLENGES},
+    # the planner (app/plan.py): the GPU budget's candidates, one plan_point at a time, on the
+    # richest scheduler on screen; it needs a roofline deployment (`cost`, `tp`: the fields a
+    # candidate sets; `open_cost`: what its opener sets when the cost is not one)
+    "plan": {"title": "Planner: colocated or prefill/decode on a GPU budget",
+             "schedulers": "last", "gpus": 8, "max_gpus": MAX_GPUS, "cost": "server.cost",
+             "tp": "server.cost.tp", "open_cost": "roofline", "embed_height": 520,
+             # what the planner sets itself in each candidate (plan.setup keeps only the
+             # router, staleness and link): the page leaves them out of its requests
+             "ignores": ["cluster.replicas", "cluster.prefill", "cluster.decode"]},
     # the story's card with the figure its step highlights (presets.STORY; URL story=N)
     "story": {"title": "Story: continuous batching step by step", "embed_height": 520},
 }

@@ -10,8 +10,9 @@ is the scenario's (round robin by default; the same for both pools). Points run 
 executor (app/parallel.py), so --workers and --ray give the serial answer.
 """
 
-from ..api import simulate
+from ..api import drain, simulate, simulate_steps
 from ..errors import ScenarioError
+from ..sim.work import WORK_CAP
 from ..scenario.prepared import prepare
 from .parallel import serial
 
@@ -162,28 +163,39 @@ def plan_point(job, cand):
     """One candidate simulated -> its row (the function an executor maps). With capacity: at
     the highest load meeting the SLO (DistServe's goodput: that rate per GPU)."""
     base, work_cap, search = job
-    sc = scenario_of(base, cand)
-    if search:
-        load, r = capacity(sc, work_cap)
-    else:
-        load, r = None, simulate(sc, work_cap)
+    if not search:
+        return drain(point_steps(base, cand, work_cap))
+    load, r = capacity(scenario_of(base, cand), work_cap)
+    m = r["metrics"]
+    row = dict(cand, capacity_load=load,
+               capacity_rps=m["offered_rps"] if load is not None else 0.0)
+    row.update(row_of(cand, r))
+    # goodput per GPU at capacity: the requests meeting the SLO there
+    row["goodput_per_gpu"] = row["capacity_rps"] * m["slo_attainment"] / m["gpus"] \
+        if load is not None else 0.0
+    return row
+
+
+def point_steps(base, cand, work_cap=WORK_CAP, slice_s=None):
+    """One candidate at the scenario's load, in slices (the page's planner runs its candidates
+    one by one through these) -> its row."""
+    r = yield from simulate_steps(scenario_of(base, cand), slice_s, None, work_cap)
+    return row_of(cand, r)
+
+
+def row_of(cand, r):
+    """A candidate's row from its result (rows format)."""
     m = r["metrics"]
     row = dict(cand)
-    if search:
-        row["capacity_load"] = load
-        row["capacity_rps"] = m["offered_rps"] if load is not None else 0.0
     row.update({"gpus": m["gpus"], "goodput_rps": m["goodput_rps"],
                 "goodput_per_gpu": m["goodput_per_gpu"], "meets_slo": m["meets_slo"],
                 "slo_attainment": m["slo_attainment"], "throughput_tok_s": m["throughput_tok_s"],
                 "ttft_p90": _p90(r, "ttft"),
                 "tpot_p90": _p90(r, "tpot"), "itl_p99": m["itl"]["p99"],
                 "failing": m["slo"]["failing"]})
-    if "ttft_parts_mean" in r:
-        row["ttft_parts_mean"] = r["ttft_parts_mean"]
+    if "ttft_parts" in m:
+        row["ttft_parts_mean"] = {k: v["mean"] for k, v in m["ttft_parts"].items()}
         row["busy"] = _busy(r)
-    if search:     # goodput per GPU at capacity: the requests meeting the SLO there
-        row["goodput_per_gpu"] = row["capacity_rps"] * m["slo_attainment"] / m["gpus"] \
-            if load is not None else 0.0
     return row
 
 
@@ -241,9 +253,9 @@ def _why_not(c, best):
 def verdict(rows):
     """(recommended row, reason in words)."""
     meeting = [r for r in rows if r["meets_slo"]]
-    ranked = sorted(rows, key=lambda r: (not r["meets_slo"], -r["goodput_per_gpu"], r["gpus"]))
-    best = ranked[0]
-    other = next((r for r in ranked if r["kind"] != best["kind"]), None)
+    order = ranked(rows)
+    best = order[0]
+    other = next((r for r in order if r["kind"] != best["kind"]), None)
     head = "%s: %.3f requests within the SLO per second per GPU%s" % (
         _label(best), best["goodput_per_gpu"],
         "" if meeting else " (no candidate meets the SLO: the best share is %.1f%%)"
@@ -257,10 +269,9 @@ def verdict(rows):
         other["goodput_per_gpu"], _why_not(other, best))
 
 
-def plan(scenario, gpus, work_cap=None, executor=None, search=False):
-    """-> {"gpus", "candidates": [rows, best first], "recommended": row, "reason": words}.
-    search: rank at each candidate's capacity (the highest load meeting the SLO) instead of at
-    the scenario's load."""
+def setup(scenario, gpus):
+    """The plan's checks -> (base scenario: the cluster's router, staleness and link only,
+    candidates)."""
     if type(gpus) is not int or not 1 <= gpus <= MAX_GPUS:
         raise ScenarioError("gpus", gpus, "an integer from 1 to %d" % MAX_GPUS)
     base = prepare(scenario).doc
@@ -271,10 +282,25 @@ def plan(scenario, gpus, work_cap=None, executor=None, search=False):
                             "and --gpu)")
     cl = base["cluster"]      # the router, its staleness and the link apply to every candidate
     base = dict(base, cluster={k: cl[k] for k in ("router", "transfer", "staleness_ms")})
-    cands = candidates(base, gpus)
-    rows = (executor or serial)(plan_point, (base, work_cap, search), cands)
+    return base, candidates(base, gpus)
+
+
+def ranked(rows):
+    """Rows best first: meeting the SLO, then goodput per GPU, then fewer GPUs."""
+    return sorted(rows, key=lambda r: (not r["meets_slo"], -r["goodput_per_gpu"], r["gpus"]))
+
+
+def document(gpus, rows, search=False):
+    """The plan's answer from its candidates' rows (in candidate order)."""
     best, reason = verdict(rows)
-    ranked = sorted(rows, key=lambda r: (not r["meets_slo"], -r["goodput_per_gpu"], r["gpus"]))
-    return {"gpus": gpus, "capacity": search, "candidates": ranked, "recommended": best,
+    return {"gpus": gpus, "capacity": search, "candidates": ranked(rows), "recommended": best,
             "reason": reason}
 
+
+def plan(scenario, gpus, work_cap=None, executor=None, search=False):
+    """-> {"gpus", "candidates": [rows, best first], "recommended": row, "reason": words}.
+    search: rank at each candidate's capacity (the highest load meeting the SLO) instead of at
+    the scenario's load."""
+    base, cands = setup(scenario, gpus)
+    rows = (executor or serial)(plan_point, (base, work_cap, search), cands)
+    return document(gpus, rows, search)

@@ -1,7 +1,9 @@
 """The worker protocol: JSON-safe request in, JSON-safe response out, never raises.
 
 request  {"method": "simulate"|"compare"|"sweep"|"sizing"|"stall"|"check"|"schema"|"presets"
-          |"story"|"kv"|"calibrate"|"serve_flags"|"parse_trace"|"examples"|"papers", "params": {...}}
+request  {"method": "simulate"|"compare"|"sweep"|"sizing"|"stall"|"check"|"schema"|"presets"
+          |"story"|"kv"|"calibrate"|"serve_flags"|"parse_trace"|"examples"|"papers"|"plan_candidates"
+          |"plan_point"|"plan_verdict", "params": {...}}
 response {"ok": true, "result": ...} or
          {"ok": false, "error": {"type": "ScenarioError"|"EngineError", "field", "value",
                                  "allowed", "message"}}
@@ -13,6 +15,10 @@ presets {}, story {} (presets.STORY), kv {...} (py_engine.model.kv), calibrate {
 parse_trace {"name", "text", "max_items"?} (scenario/tracefile.py: a trace file's requests),
 examples {} (policies/examples: the reference policies' sources, for the policy lab), papers
 {"ids"?: [check id, ...]} (app/papers.py: published numbers recomputed, one check a slice).
+The planner (app/plan.py) in three steps, so the page runs its candidates one at a time (progress,
+cancel): plan_candidates {"scenario", "gpus"} -> {"gpus", "candidates"}; plan_point {"scenario",
+"gpus", "candidate"} (one of those) -> its row; plan_verdict {"scenario", "gpus", "rows"} (every
+candidate's row, in candidate order) -> what `python -m py_engine plan --json` prints.
 Floats that are not finite never leave: they become null.
 
 Three doors to the same answers:
@@ -37,7 +43,7 @@ from ..errors import ScenarioError, show
 from ..policies import examples
 from ..scenario import tracefile
 from ..scenario.presets import presets, story
-from . import figures, papers
+from . import figures, papers, plan
 from .serve_flags import serve_flags
 from .schema import schema
 
@@ -75,6 +81,35 @@ def _kv(params):
     return r
 
 
+def _plan_candidates(params):
+    gpus = params.get("gpus")
+    return {"gpus": gpus, "candidates": plan.setup(params.get("scenario"), gpus)[1]}
+
+
+def _plan_point(params, slice_s, fmt):
+    base, cands = plan.setup(params.get("scenario"), params.get("gpus"))
+    cand = params.get("candidate")
+    if cand not in cands:
+        raise ScenarioError("params.candidate", None, "one of the plan's candidates "
+                            "(plan_candidates)")
+    return (yield from plan.point_steps(base, cand, slice_s=slice_s))
+
+
+ROW_KEYS = ("kind", "gpus", "goodput_per_gpu", "meets_slo", "slo_attainment", "itl_p99",
+            "failing")
+
+
+def _plan_verdict(params):
+    gpus = params.get("gpus")
+    cands = plan.setup(params.get("scenario"), gpus)[1]
+    rows = params.get("rows")
+    if (not isinstance(rows, list) or len(rows) != len(cands)
+            or any(not isinstance(r, dict) or any(k not in r for k in ROW_KEYS) for r in rows)):
+        raise ScenarioError("params.rows", None, "the %d candidates' rows (plan_point), in "
+                            "candidate order" % len(cands))
+    return plan.document(gpus, rows)
+
+
 def _calibrate(params):
     return calibrate.fit(params.get("csv"))
 
@@ -105,12 +140,17 @@ METHODS = {
                                                   p.get("max_items"))),
     "examples": _now(lambda p: examples.sources()),
     "papers": lambda p, s, fmt: papers.run_steps(p.get("ids")),
+    "plan_candidates": _now(_plan_candidates),
+    "plan_point": _plan_point,
+    "plan_verdict": _now(_plan_verdict),
 }
 PARAMS = {"simulate": {"scenario"}, "compare": {"scenario", "schedulers"},
           "sweep": {"scenario", "param", "values", "schedulers"}, "check": {"quick"},
           "stall": {"scenario"}, "serve_flags": {"scenario"}, "sizing": {"scenario", "param", "points", "schedulers"}, "schema": set(), "presets": set(), "story": set(), "calibrate": {"csv"},
           "parse_trace": {"name", "text", "max_items"}, "examples": set(),
-          "papers": {"ids"}}
+          "papers": {"ids"},
+          "plan_candidates": {"scenario", "gpus"}, "plan_point": {"scenario", "gpus", "candidate"},
+          "plan_verdict": {"scenario", "gpus", "rows"}}
 
 
 def _clean(x):

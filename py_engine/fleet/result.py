@@ -12,7 +12,7 @@ With one replica the merged view is that replica, so a one-replica fleet gives t
 server's document number for number (tests/engine/test_fleet.py).
 """
 
-from ..analysis.metrics import gpus
+from ..analysis.metrics import gpus, percentiles
 from ..analysis.results import passes_log_columns, run_metrics
 from ..model.cost import TICKS
 from ..sim import records
@@ -220,6 +220,22 @@ class _Pooled:
         self.rec = _Log([s.rec for s in sims], False)
 
 
+class _PooledCounters(_Counters):
+    """A disaggregated fleet's counters, and each TTFT part's percentiles and mean over every
+    request (metrics.ttft_parts.<part>: the same nearest-rank rule as metrics.ttft)."""
+
+    def __init__(self, replicas, passes, parts):
+        super().__init__(replicas, passes)
+        self.parts = parts
+
+    def extra_metrics(self):
+        out = super().extra_metrics()
+        parts = self.parts()
+        out["ttft_parts"] = {k: percentiles([p[i] for p in parts])
+                             for i, k in enumerate(TTFT_PARTS)}
+        return out
+
+
 class DisaggRun:
     """api.Run's shape for a disaggregated fleet (see FleetRun)."""
 
@@ -227,15 +243,18 @@ class DisaggRun:
         self.d = d
         self.scenario = d.scenario
         self.sim = _Pooled(d)
+        self._parts = None
         reps = d.pools["prefill"].replicas + d.pools["decode"].replicas
-        self.policy = _Counters(reps, passes=sum(r.sim.passes for r in reps))
+        self.policy = _PooledCounters(reps, sum(r.sim.passes for r in reps), self.ttft_parts)
 
     def ttft_parts(self):
         """Per request the five parts of its TTFT, in ticks (they add up to it exactly)."""
-        s, d = self.sim, self.d
-        return [(s.admit_tick[g] - s.arrive[g], s.p_first[g] - s.admit_tick[g],
-                 d.link_end[g] - s.p_first[g], s.d_admit[g] - d.link_end[g],
-                 s.first_tick[g] - s.d_admit[g]) for g in range(s.n)]
+        if self._parts is None:
+            s, d = self.sim, self.d
+            self._parts = [(s.admit_tick[g] - s.arrive[g], s.p_first[g] - s.admit_tick[g],
+                            d.link_end[g] - s.p_first[g], s.d_admit[g] - d.link_end[g],
+                            s.first_tick[g] - s.d_admit[g]) for g in range(s.n)]
+        return self._parts
 
     def request_extras(self, n):
         """Beside each of the first n requests' records: its prefill replica and TTFT parts (in
@@ -247,12 +266,8 @@ class DisaggRun:
     def extra_doc(self):
         d = self.d
         pre, dec = d.pools["prefill"], d.pools["decode"]
-        parts = self.ttft_parts()
-        mean = {k: sum(p[i] for p in parts) / len(parts) / TICKS
-                for i, k in enumerate(TTFT_PARTS)}
         return {"replicas": replica_entries(pre.replicas, "prefill")
                 + replica_entries(dec.replicas, "decode"),
                 "router": dict(router_doc(dec), prefill=router_doc(pre)),
-                "ttft_parts_mean": mean,
                 "transfer": {"bytes_per_token": d.per_token * d.scenario["cluster"]["transfer"][
                     "gb_s"], "gb_s": d.scenario["cluster"]["transfer"]["gb_s"]}}

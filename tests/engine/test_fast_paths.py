@@ -169,13 +169,13 @@ def test_percentiles_equal_the_sort_based_nearest_rank():
     for _ in range(300):
         n = rng.choice([0, 1, 2, 3, 19, 20, 21, 99, 100, 101, 1000])
         ints = _nasty_ints(rng, n)
-        assert metrics._pcts(ints) == _ref_pcts(ints)
+        assert metrics.percentiles(ints) == _ref_pcts(ints)
         assert metrics._sorted_pcts(sorted(ints), ints=True) == _ref_pcts(ints)
         floats = [rng.random() * 10 ** rng.randint(-3, 12) for _ in range(n)]
-        assert metrics._pcts(floats) == _ref_pcts(floats)
+        assert metrics.percentiles(floats) == _ref_pcts(floats)
         assert metrics._sorted_pcts(sorted(floats)) == _ref_pcts(floats)
         mixed = ints + floats
-        assert metrics._pcts(mixed) == _ref_pcts(mixed)
+        assert metrics.percentiles(mixed) == _ref_pcts(mixed)
 
 
 def test_nearest_rank_is_the_ceil_rank():

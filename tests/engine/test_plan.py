@@ -86,3 +86,28 @@ def test_bad_plans_are_one_line_exit_2():
     with pytest.raises(py_engine.ScenarioError) as e:
         plan(workload(100, 10, 5), 65)
     assert e.value.field == "gpus"
+
+
+def test_the_protocol_plans_step_by_step_as_the_command_line_does():
+    """plan_candidates, a plan_point per candidate, plan_verdict (the page's way, cancellable
+    between candidates) = plan(); a candidate or rows not the plan's own are refused."""
+    from py_engine.app.protocol import handle
+
+    sc = dict(workload(2000, 150, 6, 80), slo={"ttft_ms": 1500, "tpot_ms": 35})
+    want = json.loads(json.dumps(plan(sc, 3)))
+    cands = handle({"method": "plan_candidates", "params": {"scenario": sc, "gpus": 3}})
+    assert cands["ok"], cands
+    rows = []
+    for c in cands["result"]["candidates"]:
+        r = handle({"method": "plan_point", "params": {"scenario": sc, "gpus": 3, "candidate": c}})
+        assert r["ok"], r
+        rows.append(r["result"])
+    got = handle({"method": "plan_verdict", "params": {"scenario": sc, "gpus": 3, "rows": rows}})
+    assert got["ok"] and got["result"] == want
+    bad = handle({"method": "plan_point", "params": {"scenario": sc, "gpus": 3,
+                                                     "candidate": {"kind": "colocated", "replicas": 9, "tp": 1}}})
+    assert not bad["ok"] and bad["error"]["field"] == "params.candidate"
+    bad = handle({"method": "plan_verdict", "params": {"scenario": sc, "gpus": 3, "rows": rows[1:]}})
+    assert not bad["ok"] and bad["error"]["field"] == "params.rows"
+    bad = handle({"method": "plan_candidates", "params": {"scenario": {}, "gpus": 3}})
+    assert not bad["ok"] and bad["error"]["field"] == "server.cost"

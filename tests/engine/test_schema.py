@@ -34,14 +34,22 @@ def sample(f):
     if f.type == "float":
         v = round((f.default or 0) * 0.5 + (f.max - f.min) * 1e-4 + f.min, 6)
         return v if v != f.default else v * 0.5
+    if f.type == "overrides":
+        return {"slots": 4}
     raise AssertionError(f.type)
+
+
+# A disaggregated fleet has both pools: a pool's field exists in a valid scenario with both.
+POOLS = ("cluster.prefill.replicas", "cluster.decode.replicas")
 
 
 def needs(f):
     """The other fields' values that make `f` exist (its `when`, or its object form), as
     (field, value) pairs."""
     form = [(fields.BY_PATH[f.parent], f.form)] if f.form else []
-    return form + [(fields.BY_PATH[p], vals[0]) for p, vals in f.when.items()]
+    pools = [(fields.BY_PATH[p], 1) for p in POOLS
+             if p != f.path and f.path.startswith(("cluster.prefill.", "cluster.decode."))]
+    return form + pools + [(fields.BY_PATH[p], vals[0]) for p, vals in f.when.items()]
 
 
 def get(scenario, path):
@@ -63,9 +71,10 @@ def test_url_names_and_flags_are_unique():
 def test_every_field_round_trips_through_the_url_and_the_cli(f):
     v = sample(f)
     pairs = needs(f) + [(f, v)]
-    query = "&".join("%s=%s" % (g.url, x) for g, x in pairs)
+    text = lambda x: json.dumps(x) if isinstance(x, dict) else str(x)   # noqa: E731
+    query = "&".join("%s=%s" % (g.url, text(x)) for g, x in pairs)
     assert get(normalize(scenario_from_query(query)), f.path) == v
-    argv = ["run"] + [a for g, x in pairs for a in ("--" + g.flag, str(x))]
+    argv = ["run"] + [a for g, x in pairs for a in ("--" + g.flag, text(x))]
     args = cli._parser().parse_args(argv)
     assert get(normalize(cli.scenario_from_args(args)), f.path) == v
 

@@ -16,6 +16,7 @@ function sample(f) {
   if (f.type === 'cost') return f.choices.find((c) => c !== f.default && !f.object_choices.includes(c));
   if (f.type === 'bool') return !f.default;
   if (f.type === 'text') return 'class Mine(Policy):  # « é ✓ » & = ?\n    pass\n';   // base64url of UTF-8 for code
+  if (f.type === 'overrides') return { slots: 4, cost: { tp: 2 } };
   if (f.type === 'int') { const v = f.default == null ? 1000 : f.default + 1; return v <= f.max ? v : f.default - 1; }
   const v = Math.round(((f.default || 0) * 0.5 + (f.max - f.min) * 1e-4 + f.min) * 1e6) / 1e6;
   return v !== f.default ? v : v * 0.5;
@@ -32,9 +33,20 @@ test('every field round-trips through the URL', () => {
     const q = toQuery(ctx, values, view);
     const back = parseURL(q, ctx);
     assert.deepEqual(back.errors, {}, `${f.path}: ${q}`);
-    assert.equal(back.values[f.path], values[f.path], `${f.path}: ${q}`);
+    assert.deepEqual(back.values[f.path], values[f.path], `${f.path}: ${q}`);
     // and through the nested scenario the engine takes
-    assert.equal(valuesFromScenario(ctx.fields, scenarioFrom(ctx.fields, values))[f.path], values[f.path], f.path);
+    assert.deepEqual(valuesFromScenario(ctx.fields, scenarioFrom(ctx.fields, values))[f.path], values[f.path], f.path);
+  }
+});
+
+test('a pool\'s server overrides: JSON objects only, empty = none, anything else a message', () => {
+  const f = ctx.fields.find((x) => x.type === 'overrides');
+  assert.deepEqual(parseField(f, ' {"cost": {"tp": 2}} '), { value: { cost: { tp: 2 } } });
+  assert.deepEqual(parseField(f, ''), { value: null });
+  for (const text of ['[1]', '3', '"x"', '{cost:', 'null}', `{"a": "${'x'.repeat(3000)}"}`]) {
+    const r = parseField(f, text);
+    assert.ok('error' in r, text);
+    assert.ok(r.error.startsWith(`${f.path}`), r.error);
   }
 });
 

@@ -133,14 +133,15 @@ def router_scenarios(scenario: dict, kinds) -> dict[str, dict]:
 def flat_fleet(fleet: dict, routers: dict[str, dict] | None = None) -> dict[str, float | None]:
     """A native fleet result (and the router comparison's results by kind) flattened to the fleet
     figure's data-metric names: fleet.<metric path>, router.<counter path>, replica<k>.requests
-    and replica<k>.<metric path>, routers.<kind>.<metric path> and routers.<kind>.load_imbalance."""
+    and replica<k>.<metric path> (prefill<k> / decode<k> for pools), routers.<kind>.<metric path> and routers.<kind>.load_imbalance."""
     out: dict[str, float | None] = {}
     _walk(out, "fleet", fleet["metrics"])
     _walk(out, "router", {k: v for k, v in fleet["router"].items() if k not in ("scores", "reasons")})
-    for rep in fleet["replicas"]:
-        out[f"replica{rep['replica']}.requests"] = float(rep["requests"])
+    for rep in fleet["replicas"]:          # a disaggregated fleet's: prefill<k>, decode<k>
+        name = f"{rep.get('pool', 'replica')}{rep['replica']}"
+        out[f"{name}.requests"] = float(rep["requests"])
         if rep["metrics"]:
-            _walk(out, f"replica{rep['replica']}", rep["metrics"])
+            _walk(out, name, rep["metrics"])
     for kind, res in (routers or {}).items():
         _walk(out, f"routers.{kind}", res["metrics"])
         _walk(out, f"routers.{kind}", {"load_imbalance": res["router"]["load_imbalance"]})

@@ -1,6 +1,7 @@
 """The scenario a page URL stands for, derived from the engine's field table (fields.py), so a test
 can run natively exactly what the page runs. View parameters (vllm, theme, ...) are ignored."""
 
+import json
 from urllib.parse import parse_qsl
 
 from py_engine.scenario import fields
@@ -17,6 +18,8 @@ def _parse(field, raw):
         return float(raw)
     if field.type == "bool":
         return raw in ("1", "true", "yes", "on")
+    if field.type == "overrides":           # a pool's server overrides, as JSON
+        return json.loads(raw)
     return str(raw)
 
 

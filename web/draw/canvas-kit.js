@@ -4,6 +4,9 @@
 // Okabe–Ito (colour-blind safe), black swapped for a mid blue-grey so it reads in dark mode too.
 const PALETTE = ['#E69F00', '#56B4E9', '#009E73', '#F0E442', '#0072B2', '#D55E00', '#CC79A7', '#7F8FA6'];
 
+/** The i-th colour of the categorical palette (series that are not requests: TTFT parts). */
+export function seriesColor(i) { return PALETTE[i % PALETTE.length]; }
+
 export function colorFor(id) {
   // Consecutive requests get different colours; the stride keeps neighbours apart when the palette wraps.
   return PALETTE[((id * 3) % PALETTE.length + PALETTE.length) % PALETTE.length];

@@ -61,7 +61,8 @@ export function oneServer(schema, scenario) {
  */
 export function fleetRequests(ctx, values, lanes, items) {
   const fig = ctx.schema.figures.fleet;
-  if (!fig || !(values[fig.replicas] > 1)) return null;
+  const pooled = values[fig?.pools?.prefill] > 0 || values[fig?.pools?.decode] > 0;
+  if (!fig || !(values[fig.replicas] > 1 || pooled)) return null;
   const scheduler = sweepSchedulers(fig, lanes, ctx.schema.schedulers)[0];
   const simulate = (vals) => {
     const scenario = { ...scenarioFrom(ctx.fields, vals), scheduler };
@@ -69,8 +70,33 @@ export function fleetRequests(ctx, values, lanes, items) {
     return { method: 'simulate', params: { scenario } };
   };
   const kinds = ctx.fields.find((f) => f.path === fig.router)?.choices || [];
-  return { scheduler, router: values[fig.router], replicas: values[fig.replicas], run: simulate(values),
+  return { scheduler, router: values[fig.router], replicas: values[fig.replicas], pooled, run: simulate(values),
     routers: kinds.map((kind) => ({ kind, req: simulate({ ...values, [fig.router]: kind }) })) };
+}
+
+/**
+ * The planner's requests (figures.plan, app/plan.py) for a GPU budget: `candidates`, then
+ * `point(candidate)` one at a time (progress, cancel), then `verdict(rows)`. The scenario as set,
+ * cluster included (the planner keeps its router and link), on the richest scheduler on screen.
+ */
+export function planRequests(ctx, values, lanes, items, gpus) {
+  const fig = ctx.schema.figures.plan;
+  const scheduler = sweepSchedulers(fig, lanes, ctx.schema.schedulers)[0];
+  const scenario = { ...scenarioFrom(ctx.fields, values), scheduler };
+  if (items) scenario.workload = { ...scenario.workload, items };
+  for (const path of fig.ignores) {       // set by each candidate: the plan does not depend on them
+    const [head, key] = path.split('.');
+    if (scenario[head]?.[key] !== undefined) {
+      scenario[head] = { ...scenario[head] };
+      delete scenario[head][key];
+      if (!Object.keys(scenario[head]).length) delete scenario[head];
+    }
+  }
+  return {
+    candidates: { method: 'plan_candidates', params: { scenario, gpus } },
+    point: (candidate) => ({ method: 'plan_point', params: { scenario, gpus, candidate } }),
+    verdict: (rows) => ({ method: 'plan_verdict', params: { scenario, gpus, rows } }),
+  };
 }
 
 /** One request per point (the page sweeps point by point, so a sweep is cancellable). */
@@ -102,6 +128,8 @@ export function pageRequests(ctx, state) {
   const wants = (fig) => !only || only === fig;
   const out = { main: compareRequest(scenario, lanes), sweeps: {}, stall: null, kv: [],
     fleet: wants('fleet') ? fleetRequests(ctx, state.values, lanes, state.items) : null };
+  // an embedded P/D fleet is about its pools and TTFT parts: no room (nor runs) for every router
+  if (only === 'fleet' && out.fleet?.pooled) out.fleet.routers = [];
   for (const [name, fig] of Object.entries(schema.figures)) {
     if (fig.sweep && wants(name)) out.sweeps[name] = sweepRequests(sweepOf(fig, state.sizing?.[name]), scenario, lanes, schema.schedulers);
   }

@@ -17,17 +17,32 @@ export function fleetView(res) {
   const reps = res.replicas || [];
   const ids = reps.map(() => []);
   const t = res.requests;
-  const replica = t.columns.replica;
-  for (let i = 0, n = count(t); i < n; i++) ids[replica[i]]?.push(i);
+  // a disaggregated fleet (fleet/result.py): each replica names its pool; a request's prefill
+  // replica is its own column, `replica` is its decode replica
+  const laneOf = new Map(reps.map((r, k) => [`${r.pool || ''}${r.replica}`, k]));
+  const pools = [...new Set(reps.map((r) => r.pool || ''))];
+  for (const pool of pools) {
+    const col = t.columns[pool === 'prefill' ? 'prefill_replica' : 'replica'];
+    for (let i = 0, n = count(t); i < n; i++) ids[laneOf.get(`${pool}${col[i]}`)]?.push(i);
+  }
   v = {
-    replicas: reps.map((r, k) => ({ replica: r.replica, requests: r.requests, metrics: r.metrics, log: r.passes_log,
-      ids: Int32Array.from(ids[k]) })),
+    replicas: reps.map((r, k) => ({ replica: r.replica, pool: r.pool || null, name: hookName(r), requests: r.requests,
+      metrics: r.metrics, log: r.passes_log, ids: Int32Array.from(ids[k]) })),
+    pooled: pools.includes('prefill'),
     makespan: res.metrics.makespan,
     scores: new Map((res.router?.scores || []).map(([g, s]) => [g, s])),
     reasons: res.router?.reasons || [],
   };
   views.set(res, v);
   return v;
+}
+
+/** A replica's hook prefix: replica<k>, or in a disaggregated fleet prefill<k> / decode<k>. */
+export function hookName(r) { return `${r.pool || 'replica'}${r.replica}`; }
+
+/** The slots of a replica's server: its pool's override, else the fleet's server's. */
+export function slotsOf(scenario, pool) {
+  return (pool && scenario.cluster?.[pool]?.server?.slots) || scenario.server.slots;
 }
 
 /** The request sent to replica k whose arrival is nearest to time t, if within tol; else -1.

@@ -59,6 +59,7 @@ export function parseField(f, text) {
     const t = text == null ? '' : String(text);
     return t.length <= f.max ? { value: t } : { error: `${f.path}: ${t.length.toLocaleString('en-US')} characters; must be ${f.allowed}` };
   }
+  if (f.type === 'overrides') return parseOverrides(f, raw, fail);
   if (f.type === 'bool') {
     if (/^(1|true|yes|on)$/i.test(raw)) return { value: true };
     if (/^(0|false|no|off)$/i.test(raw)) return { value: false };
@@ -75,6 +76,25 @@ export function parseField(f, text) {
     return { error: `${f.path} = ${show(raw)}: must be at most ${f.page_max.toLocaleString('en-US')} in the page (the engine takes up to ${Number(f.max).toLocaleString('en-US')} natively: python -m py_engine)` };
   }
   return { value: n };
+}
+
+const MAX_OVERRIDES = 2000;   // characters: a pool's few server fields, never a document
+
+/** A pool's server overrides: empty = none (null), else a JSON object (the engine checks each
+ *  field in it and names the one it refuses). */
+function parseOverrides(f, raw, fail) {
+  if (raw === '' || /^(null|none)$/i.test(raw)) return { value: null };
+  if (raw.length > MAX_OVERRIDES) return { error: `${f.path}: at most ${MAX_OVERRIDES} characters` };
+  let v;
+  try { v = JSON.parse(raw); } catch { return { error: `${f.path} = ${show(raw)}: not JSON; must be ${f.allowed}, e.g. {"cost": {"tp": 2}}` }; }
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return fail();
+  return { value: v };
+}
+
+/** A value as the text its control and the URL show (an object as JSON, null as ''). */
+export function valueText(v) {
+  if (v === null || v === undefined) return '';
+  return typeof v === 'object' ? JSON.stringify(v) : String(v);
 }
 
 function setPath(obj, path, v) {
@@ -142,6 +162,6 @@ export function groupTitle(schema, g) { return schema.groups?.[g] || g; }
 /** The fields that differ from their defaults, in words ("Slots (max_num_seqs) 16 · Length skew 0.8"). */
 export function describe(fields, values) {
   const parts = fields.filter((f) => exists(f, values, fields) && values[f.path] !== f.default)
-    .map((f) => (f.url_codec ? f.label : `${f.label} ${values[f.path] === null ? 'none' : values[f.path]}`));   // not a policy's source
+    .map((f) => (f.url_codec ? f.label : `${f.label} ${values[f.path] === null ? 'none' : valueText(values[f.path])}`));   // not a policy's source
   return parts.length ? parts.join(' · ') : 'the default scenario';
 }

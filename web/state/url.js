@@ -2,7 +2,7 @@
 // page's view parameters. Nothing read from the URL is executed or inserted as HTML: values are
 // parsed as numbers or matched against known choices, anything else becomes a message.
 
-import { parseField, defaults, valuesFromScenario, matchingPreset, exists } from './schema.js';
+import { parseField, defaults, valuesFromScenario, matchingPreset, exists, valueText } from './schema.js';
 import { PLAY_SECONDS, DEFAULT_PLAY_SECONDS } from './view.js';
 
 const FLAG_ON = ['1', 'true', 'yes', 'on'];
@@ -145,7 +145,7 @@ export function toQuery(ctx, values, view) {
     for (const f of ctx.fields) {
       const v = values[f.path];
       if (!exists(f, values, ctx.fields) || v === f.default) continue;
-      const text = v === null ? 'none' : f.url_codec ? toBase64url(v) : String(v);
+      const text = v === null ? 'none' : f.url_codec ? toBase64url(v) : valueText(v);
       if (!f.url_codec || text.length <= LINK_TEXT_MAX) q.set(f.url, text);
     }
   }

@@ -3,12 +3,12 @@
 // a message beside the control naming the field and its allowed range, and the page keeps showing
 // the last good result. Controls are identified by the field's URL name (id="ctl-<url>").
 
-import { parseField, isVisible, groupTitle } from '../state/schema.js';
+import { parseField, isVisible, groupTitle, valueText } from '../state/schema.js';
 import { el } from './dom.js';
 
 const COMMIT_MS = 250;   // typing pauses this long before a value is used (Enter: at once)
 
-function display(v) { return v === null ? '' : String(v); }
+const display = valueText;
 
 export function buildControls(container, schedList, laneBox, schema, fields, { onValue, onLane }) {
   container.replaceChildren();
@@ -39,7 +39,7 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
       row.classList.add('field-bool');
     } else {
       input = el('input', {
-        id, name: f.url, type: 'text', inputmode: f.type === 'float' ? 'decimal' : 'numeric',
+        id, name: f.url, type: 'text', inputmode: { float: 'decimal', int: 'numeric' }[f.type] || 'text',
         autocomplete: 'off', spellcheck: 'false', 'aria-describedby': `${id}-err ${id}-hint`,
         placeholder: f.nullable ? 'unlimited' : null,
       });

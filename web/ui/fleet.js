@@ -9,7 +9,8 @@
 import { el, $ } from './dom.js';
 import { fmt, fmtPct, fmtTime, maxOf, minOf } from '../draw/format.js';
 import { drawLane, drawTimeAxis, timeAxis } from '../draw/fleet.js';
-import { fleetView, nearestRequest, favoured, stateAt } from '../state/fleet.js';
+import { fleetView, nearestRequest, favoured, stateAt, slotsOf } from '../state/fleet.js';
+import { createParts } from './ttftparts.js';
 import { getPath } from '../state/schema.js';
 import { schedulerLabel } from '../state/context.js';
 import { canonical } from '../engine/requests.js';
@@ -21,6 +22,7 @@ const NUMBERS = [
   ['fleet.tpot.p95', 'TPOT p95', 'metrics.tpot.p95', 'time'],
   ['fleet.prefix_hit_rate', 'prefix hits', 'metrics.prefix_hit_rate', 'pct'],
   ['fleet.slo_attainment', 'within the SLO', 'metrics.slo_attainment', 'pct'],
+  ['fleet.goodput_per_gpu', 'goodput / GPU (req/s)', 'metrics.goodput_per_gpu', 'num'],
   ['router.load_imbalance', 'load: max / mean', 'router.load_imbalance', 'ratio'],
 ];
 // A replica's numbers: path in its entry, label, format; `opt` ones give way on a narrow screen.
@@ -81,6 +83,11 @@ export function createFleet(ctx) {
 
   $('fleet-open').textContent = `Run ${fig.open_replicas} replicas behind a router`;
   $('fleet-open').addEventListener('click', () => ctx.onApply(fig.replicas, fig.open_replicas));
+  const [openP, openD] = fig.open_pools;
+  $('fleet-open-pd').textContent = `Split prefill from decode (${openP} : ${openD} replicas)`;
+  $('fleet-open-pd').addEventListener('click', () => ctx.onApply({ [fig.replicas]: 1, [fig.pools.prefill]: openP, [fig.pools.decode]: openD }));
+  const parts = createParts({ box: $('fleet-parts'), parts: fig.parts, metric, compact: ctx.compact,
+    tooltip: (kids, canvas, x, y) => tooltip(kids, canvas, x, y), hide: () => { tip.hidden = true; } });
   $('fleet-cancel').addEventListener('click', () => ctx.cancel());
 
   function status(text, bad = false) {
@@ -102,10 +109,12 @@ export function createFleet(ctx) {
       shown = null;
       for (const id of ['fleet-numbers', 'fleet-lanes', 'fleet-decisions', 'fleet-routers']) $(id).replaceChildren();
       lanes = []; axisCanvas = null;
+      parts.render(null);
       return;
     }
     for (const e of box.querySelectorAll('[data-metric]')) { e.dataset.value = ''; e.textContent = '…'; }
     box.classList.add('stale');
+    box.classList.toggle('no-routers', !reqs.routers.length);
     status(source.live ? 'simulating the fleet…' : WAITING);
     progress(0, reqs.routers.length);
   }
@@ -171,9 +180,20 @@ export function createFleet(ctx) {
     const router = routers.get(res.router.kind);
     const slots = res.scenario.server.slots;
     const pool = v.replicas.map((r) => r.metrics?.kv_pool_tokens).find((p) => p != null);
-    $('fleet-what').textContent = `${fmt(v.replicas.length)} replicas behind ${router?.label || res.router.kind}`;
-    $('fleet-caption').textContent = `Each replica is a whole server (${schedulerLabel(schema.schedulers, reqs.scheduler)}: `
-      + `${fmt(slots)} slots, KV pool ${pool == null ? 'unlimited' : `${fmt(pool)} tokens`}) on one clock`;
+    const sched = schedulerLabel(schema.schedulers, reqs.scheduler);
+    const by = router?.label || res.router.kind;
+    if (v.pooled) {
+      const n = (p) => v.replicas.filter((r) => r.pool === p).length;
+      const link = res.scenario.cluster.transfer;
+      $('fleet-what').textContent = `${fmt(n('prefill'))} prefill + ${fmt(n('decode'))} decode replicas behind ${by}`;
+      $('fleet-caption').textContent = `Prefill replicas (${sched}) compute each prompt; its KV crosses the link `
+        + `(${fmt(link.gb_s)} GB/s, ${fmtTime(link.latency_ms, 'ms')} latency, transfers queue); a decode replica admits it `
+        + 'when its blocks fit and sends the first token the user sees (as vLLM\'s and llm-d\'s P/D do)';
+    } else {
+      $('fleet-what').textContent = `${fmt(v.replicas.length)} replicas behind ${by}`;
+      $('fleet-caption').textContent = `Each replica is a whole server (${sched}: `
+        + `${fmt(slots)} slots, KV pool ${pool == null ? 'unlimited' : `${fmt(pool)} tokens`}) on one clock`;
+    }
     $('fleet-caption').append(el('span', { class: 'more', text: '; the other figures show one server taking all of this traffic' }), '.');
     $('fleet-numbers').replaceChildren(...NUMBERS.map(([name, label, path, kind]) => {
       const x = getPath(res, path);
@@ -192,6 +212,7 @@ export function createFleet(ctx) {
     }
     $('fleet-decisions').replaceChildren(words);
     renderLanes(v, res);
+    parts.render(res);
   }
 
   function renderLanes(v, res) {
@@ -200,23 +221,37 @@ export function createFleet(ctx) {
       ...REPLICA.map((c) => el('th', { class: c.opt ? 'opt' : null, text: c.label })),
       el('th', { class: 'lane-col', text: 'over time' }));
     lanes = [];
-    const rows = v.replicas.map((r, k) => {
+    const rows = [];
+    v.replicas.forEach((r, k) => {
+      const who = r.pool ? `${r.pool} replica ${r.replica}` : `Replica ${r.replica}`;
+      if (r.pool && (k === 0 || v.replicas[k - 1].pool !== r.pool)) rows.push(poolHead(v, r.pool, res));
       const canvas = el('canvas', { class: 'fleet-lane', role: 'img', 'data-replica': String(r.replica),
-        'aria-label': `Replica ${r.replica}: ${fmt(r.requests)} requests; its batch and KV cache over time, a tick per request it was sent` });
+        ...(r.pool ? { 'data-pool': r.pool } : {}),
+        'aria-label': `${who}: ${fmt(r.requests)} requests; its batch and KV cache over time, a tick per request it was sent` });
       lanes.push({ canvas, k });
       wire(canvas, k);
-      return el('tr', {}, el('th', { text: String(r.replica) }), ...REPLICA.map((c) => {
+      rows.push(el('tr', { class: r.pool ? `pool-${r.pool}` : null }, el('th', { title: who, text: r.pool ? `${r.pool[0].toUpperCase()}${r.replica}` : String(r.replica) }), ...REPLICA.map((c) => {
         const x = getPath(r, c.path);
-        const name = `replica${r.replica}.${c.path.replace(/^metrics\./, '')}`;
+        const name = `${r.name}.${c.path.replace(/^metrics\./, '')}`;
         if (c.bar) return el('td', { class: 'with-bar' }, barred(metric('span', name, x, show(x, c.kind)), r.requests / most));
         return metric('td', name, x, show(x, c.kind), { class: c.opt ? 'opt' : null });
-      }), el('td', { class: 'lane-cell' }, canvas));
+      }), el('td', { class: 'lane-cell' }, canvas)));
     });
     axisCanvas = el('canvas', { class: 'fleet-axis', 'aria-hidden': 'true' });
     const foot = el('tr', {}, el('td', { colspan: String(1 + REPLICA.length) }), el('td', { class: 'lane-cell' }, axisCanvas));
     const table = el('table', { class: 'fleet-replicas' }, el('thead', {}, head), el('tbody', {}, ...rows), el('tfoot', {}, foot));
     $('fleet-lanes').replaceChildren(table);
     frame();
+  }
+
+  /** A pool's heading row in the lanes: what its replicas do, their server where it differs. */
+  function poolHead(v, pool, res) {
+    const n = v.replicas.filter((r) => r.pool === pool).length;
+    const over = res.scenario.cluster[pool].server;
+    const tp = over?.cost?.tp ?? res.scenario.server.cost?.tp;
+    const words = pool === 'prefill' ? 'compute the prompts' : 'receive the KV, then decode';
+    return el('tr', { class: 'pool-head' }, el('th', { colspan: String(2 + REPLICA.length),
+      text: `${pool === 'prefill' ? 'Prefill' : 'Decode'} pool: ${fmt(n)} replica${n === 1 ? '' : 's'}${tp ? ` × TP ${tp}` : ''}, ${fmt(slotsOf(res.scenario, pool))} slots; they ${words}` }));
   }
 
   /** Every lane again (a hover, a theme or size change). */
@@ -230,9 +265,10 @@ export function createFleet(ctx) {
     for (const { canvas, k } of lanes) {
       const r = v.replicas[k];
       drawLane(canvas, { log: r.log, ids: r.ids, requests: res.requests },
-        { t1: v.makespan, slots: res.scenario.server.slots, kvMax: pools[k] ?? kvAll, height: h, hoverId });
+        { t1: v.makespan, slots: slotsOf(res.scenario, r.pool), kvMax: pools[k] ?? kvAll, height: h, hoverId });
     }
     if (axisCanvas) drawTimeAxis(axisCanvas, v.makespan, res.unit);
+    parts.frame();
   }
 
   function renderRouters(rows) {
@@ -288,14 +324,16 @@ export function createFleet(ctx) {
     row('arrived', t(c.arrive[id]));
     row('prompt', `${fmt(c.prompt[id])} tokens, ${fmt(c.cached_tokens[id])} cached`);
     row('TTFT', t(c.ttft[id]));
-    const kids = [el('b', { text: `Request #${id} → replica ${k}` }), dl];
+    const pooled = fleetView(res).pooled;
+    for (const [name, label] of pooled ? fig.parts : []) row(`  ${label}`, t(c[`ttft_parts.${name}`][id]));
+    const kids = [el('b', { text: pooled ? `Request #${id} → prefill ${c.prefill_replica[id]} → decode ${k}` : `Request #${id} → replica ${k}` }), dl];
     if (reason) kids.push(el('div', { text: `It ${router?.why?.[reason] || reason}.` }));
     const scores = fleetView(res).scores.get(id);
     if (scores && router?.score) {
       const best = favoured(scores, router.best);
       kids.push(el('div', { class: 'tip-head', text: `scores (${router.best} wins): ${router.score}` }));
       const list = el('dl');
-      scores.forEach((s, i) => list.append(el('dt', { text: `replica ${i}${i === k ? ' ←' : ''}` }),
+      scores.forEach((s, i) => list.append(el('dt', { text: `${pooled ? 'decode' : 'replica'} ${i}${i === k ? ' ←' : ''}` }),
         el('dd', { class: i === best ? 'tip-best' : null, text: s == null ? 'not asked' : fmt(s) })));
       kids.push(list);
     } else if (!scores && res.router.scores.length && id >= res.router.reasons.length) {
@@ -307,9 +345,9 @@ export function createFleet(ctx) {
   function stateTip(res, k, t) {
     const r = fleetView(res).replicas[k];
     const s = stateAt(r.log, t);
-    const at = `replica ${r.replica} at ${fmtTime(Math.max(0, t), res.unit)}`;
+    const at = `${r.pool ? `${r.pool} ` : ''}replica ${r.replica} at ${fmtTime(Math.max(0, t), res.unit)}`;
     if (!s) return [el('b', { text: at }), el('div', { text: 'idle' })];
-    return [el('b', { text: at }), el('div', { text: `${fmt(s.rows)} of ${fmt(res.scenario.server.slots)} slots running` }),
+    return [el('b', { text: at }), el('div', { text: `${fmt(s.rows)} of ${fmt(slotsOf(res.scenario, r.pool))} slots running` }),
       el('div', { text: `KV cache: ${fmt(s.kv)} tokens` })];
   }
 

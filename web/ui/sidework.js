@@ -4,11 +4,12 @@
 // cancelled between its points.
 
 import { latest } from '../engine/latest.js';
-import { KV_PRESETS, CHECK, kvRequest, pageRequests, sweepSchedulers, sweepOf } from '../engine/requests.js';
+import { KV_PRESETS, CHECK, kvRequest, pageRequests, planRequests, sweepSchedulers, sweepOf } from '../engine/requests.js';
 import { speedupPoint, sizingPoint, drawSpeedup, drawSizing, sloRule, drawLatency, renderAdvice, fieldWords } from './sweeps.js';
 import { renderStall, buildKV, renderKV, renderCheck, renderFit } from './panels.js';
 import { createFleet } from './fleet.js';
 import { createPapers } from './papers.js';
+import { createPlanner } from './plan.js';
 import { $, el } from './dom.js';
 import { schedulerLabel } from '../state/context.js';
 
@@ -40,6 +41,9 @@ export function createSideWork(ctx) {
   const fleet = createFleet({ source, schema, onApply: ctx.onApply, cancel: () => cancel(), compact: () => ({ story: 0.6, fleet: 0.8 })[root.dataset.embed] || 0 });
   const papers = createPapers({ source, schema });
   const showFleet = () => fleet.show(pageRequests(ctx.page, state()).fleet);
+  const planner = createPlanner({ source, schema, onApply: ctx.onApply, start: () => start(), cancel: () => cancel(),
+    values: () => ctx.state().values, embedded: () => root.dataset.embed === 'plan' });
+  const planReqs = (st) => planRequests(ctx.page, st.values, st.lanes, st.items, planner.gpus());
   for (const [name, fig] of figures) {
     const pick = $(`${name}-param`);
     if (!pick || !fig.sweep.params) continue;
@@ -147,6 +151,8 @@ export function createSideWork(ctx) {
       const reqs = pageRequests(ctx.page, state());
       await fleet.run(token, reqs.fleet);      // first: with replicas above 1 it is the question
       if (token.stale) return;
+      if (planner.active()) await planner.run(token, planReqs(state()));    // once asked for
+      if (token.stale) return;
       if (reqs.stall) await stall(token, reqs.stall);
       for (const [name, pts] of Object.entries(reqs.sweeps)) {
         if (token.stale) return;      // cancelled during the last figure: the next one never starts
@@ -163,6 +169,7 @@ export function createSideWork(ctx) {
     work.cancel();
     delete root.dataset.sweeping;
     fleet.cancelled();
+    planner.cancelled();
     for (const [name] of figures) {
       if (!started.has(name)) {        // its points belong to older values: not shown as current
         points[name] = [];

@@ -1,0 +1,176 @@
+"""Prefill/decode pools and the planner in the page: a P/D URL's fleet numbers, each pool's
+replicas and each TTFT part's mean and p95 equal a native run of the same scenario; a request's
+parts (hover) add up to its TTFT and equal the native ones; the planner's ranking, numbers and
+reason equal `python -m py_engine plan --json` for the same scenario and budget, and its Apply
+sets the candidate (the fleet figure then shows that candidate's goodput per GPU); the planner
+is cancellable; both fit an 820x520 embed."""
+
+import json
+import re
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from py_engine.scenario import fields
+from support.cli import run_cli
+from support.page import (flat_fleet, fleet_runs, metrics_match, read_metrics,
+                          scenario_from_query, settle)
+
+# A vLLM fleet split 1 prefill : 2 decode replicas over a 10 GB/s link, 1,500-token prompts.
+PD = ("vllm=1&requests=60&arrival=poisson&rate=8&prompt_mean=1500&output_mean=64"
+      "&prefill_replicas=1&decode_replicas=2&link_gb_s=10")
+# A real deployment (Llama 3.1 8B on H100s, the roofline) for the planner.
+PLAN = ("cost=roofline&vllm=1&requests=60&arrival=poisson&rate=6&prompt_mean=2000"
+        "&output_mean=150&skew=0.2&kv_tokens=auto&slots=64&max_num_batched_tokens=8192"
+        "&ttft_ms=1500&tpot_ms=35")
+PARTS = ("prefill_queue", "prefill", "transfer", "decode_queue", "first_decode")
+
+
+def fleet_shown(page):
+    return {k: v for k, v in read_metrics(page).items()
+            if re.match(r"(fleet|router|replica\d+|prefill\d+|decode\d+|routers)\.", k)}
+
+
+def ms(text):
+    """'12.3 ms' / '2.10 s' -> ms."""
+    n, unit = re.fullmatch(r"([\d.,]+) (ms|s)", text.strip()).groups()
+    return float(n.replace(",", "")) * (1000 if unit == "s" else 1)
+
+
+def test_a_pd_fleet_shows_the_native_pools_and_ttft_parts(strict_page, site_url, native):
+    page = strict_page
+    page.goto(f"{site_url}?{PD}")
+    settle(page)
+    fleet, routers = fleet_runs(native, scenario_from_query(PD), "vllm")
+    shown = fleet_shown(page)
+    assert metrics_match(shown, flat_fleet(fleet, routers)) >= 60
+    for part in PARTS:
+        for stat in ("mean", "p95"):
+            assert f"fleet.ttft_parts.{part}.{stat}" in shown, (part, stat)
+    for name in ("prefill0.requests", "decode0.requests", "decode1.requests", "fleet.goodput_per_gpu"):
+        assert name in shown, name
+    assert shown["prefill0.requests"] == 60 == shown["decode0.requests"] + shown["decode1.requests"]
+    assert page.locator('canvas.fleet-lane[data-pool="prefill"]').count() == 1
+    assert page.locator('canvas.fleet-lane[data-pool="decode"]').count() == 2
+    assert "1 prefill + 2 decode replicas" in page.text_content("#fleet-what")
+    # the means of the parts add up to the mean TTFT (each request's do, exactly, in ticks)
+    mean_parts = sum(shown[f"fleet.ttft_parts.{p}.mean"] for p in PARTS)
+    assert mean_parts == pytest.approx(fleet["metrics"]["ttft"]["mean"], rel=1e-9)
+
+    # hover a request's bar: its parts, as the native run has them, add up to its TTFT
+    bars = page.locator("canvas.parts-bars")
+    bars.scroll_into_view_if_needed()
+    box = bars.bounding_box()
+    n = len(fleet["requests"])
+    k = 17
+    page.mouse.move(box["x"] + (k + 0.5) * box["width"] / n, box["y"] + box["height"] - 2)
+    page.wait_for_selector("#fleet-tip:not([hidden])")
+    text = page.inner_text("#fleet-tip")
+    got = re.search(r"Request #(\d+): prefill (\d+) → decode (\d+)", text)
+    assert got, text
+    req = fleet["requests"][int(got.group(1))]
+    assert int(got.group(1)) == k and int(got.group(3)) == req["replica"]
+    values = dict(re.findall(r"^(.+?)\s+([\d.,]+ m?s)", text, re.M))
+    labels = dict(native("schema", {})["figures"]["fleet"]["parts"])
+    for p in PARTS:
+        assert ms(values[labels[p]]) == pytest.approx(req["ttft_parts"][p], rel=0.01, abs=0.06)
+    assert ms(values["TTFT"]) == pytest.approx(req["ttft"], rel=0.01)
+    assert sum(req["ttft_parts"].values()) == pytest.approx(req["ttft"], rel=1e-12)
+
+
+def plan_natively(query, gpus, scheduler):
+    """`python -m py_engine plan --json` with the flags the URL's fields stand for."""
+    args = ["plan", "--gpus", str(gpus), "--json", "--scheduler", scheduler]
+    for key, raw in parse_qs(query).items():
+        f = fields.BY_URL.get(key)
+        if f is not None and f.control:
+            args += ["--" + f.flag, raw[0]]
+    p = run_cli(*args)
+    assert p.returncode == 0, p.stderr[-400:]
+    return json.loads(p.stdout)
+
+
+def candidate_key(row):
+    keep = ("kind", "replicas", "tp") if row["kind"] == "colocated" else ("kind", "prefill", "decode")
+    return {k: row[k] for k in keep}
+
+
+def test_the_planner_in_the_page_ranks_as_the_command_line_and_applies(strict_page, site_url, native):
+    page = strict_page
+    page.goto(f"{site_url}?{PLAN}")
+    settle(page)
+    page.fill("#plan-gpus", "4")
+    page.click("#plan-run")
+    page.wait_for_selector("#plan-reason-text", state="attached", timeout=240_000)
+    settle(page)
+    want = plan_natively(PLAN, 4, "vllm")
+    keys = page.eval_on_selector_all("#plan-table tr[data-candidate]", "rs => rs.map(r => JSON.parse(r.dataset.candidate))")
+    assert keys == [candidate_key(r) for r in want["candidates"]]
+    assert len(keys) >= 6
+    assert page.text_content("#plan-reason-text") == want["reason"]
+    shown = {k: v for k, v in read_metrics(page).items() if k.startswith("plan.")}
+    expected = {}
+    for i, r in enumerate(want["candidates"], 1):
+        for name in ("goodput_per_gpu", "slo_attainment", "meets_slo"):
+            expected[f"plan.{i}.{name}"] = float(r[name])
+    assert metrics_match(shown, expected) == 3 * len(keys)
+    assert "4 GPUs" in page.text_content("#plan-what")
+
+    # Apply the recommended candidate: the scenario takes it, the fleet figure runs it
+    before = page.get_attribute("html", "data-drawn")
+    page.click("#plan-table tr.recommended .plan-apply")
+    page.wait_for_function("n => document.documentElement.dataset.drawn !== n", arg=before)
+    settle(page)
+    rec, q = want["recommended"], parse_qs(urlsplit(page.url).query)
+    if rec["kind"] == "colocated":
+        assert q.get("replicas", ["1"]) == [str(rec["replicas"])] and q.get("tp", ["1"]) == [str(rec["tp"])]
+    else:
+        assert q["prefill_replicas"] == [str(rec["prefill"]["replicas"])]
+        assert json.loads(q["decode_server"][0]) == {"cost": {"tp": rec["decode"]["tp"]}}
+    if rec["kind"] == "disaggregated" or rec["replicas"] > 1:
+        got = float(page.get_attribute('[data-metric="fleet.goodput_per_gpu"]', "data-value"))
+        assert got == pytest.approx(rec["goodput_per_gpu"], rel=1e-9)
+    assert page.locator("#plan-table tr.current").count() == 1      # marked as the one set now
+
+
+def test_the_planner_needs_a_deployment_and_is_cancelled(strict_page, site_url):
+    page = strict_page
+    page.goto(f"{site_url}?requests=20")
+    settle(page)
+    page.click("#plan-run")
+    page.wait_for_selector("#plan-roofline", state="visible")
+    assert "server.cost" in page.text_content("#plan-status")
+    page.fill("#plan-gpus", "99")
+    page.click("#plan-run")
+    assert "must be an integer from 1 to 64" in page.text_content("#plan-gpus-err")
+    # a longer plan, cancelled between candidates
+    page.goto(f"{site_url}?{PLAN.replace('requests=60', 'requests=400')}")
+    settle(page)
+    page.click("#plan-run")
+    page.wait_for_function("() => /^[1-9]\\d* of \\d+ candidates$/.test(document.getElementById('plan-run-status').textContent)",
+                           timeout=240_000)
+    page.click("#plan-cancel")
+    page.wait_for_selector("html:not([data-sweeping])", state="attached")
+    assert page.text_content("#plan-run-status") == "cancelled"
+    assert page.is_hidden("#plan-cancel") and page.locator("#plan-reason-text").count() == 0
+
+
+@pytest.mark.parametrize("query", [f"embed=fleet&{PD}", f"embed=plan&{PLAN}"])
+def test_pools_and_the_planner_fit_an_820_by_520_embed(strict_page, site_url, native, query):
+    page = strict_page
+    page.set_viewport_size({"width": 820, "height": 520})
+    page.goto(f"{site_url}?{query}")
+    settle(page)
+    name = "fleet" if "embed=fleet" in query else "plan"
+    if name == "plan":                    # an embedded planner runs without a click
+        page.wait_for_selector("#plan-reason-text", state="attached", timeout=240_000)
+        settle(page)
+    height = native("schema", {})["figures"][name]["embed_height"]
+    doc = page.evaluate("() => document.documentElement.scrollHeight")
+    content = page.evaluate("() => Math.ceil(document.body.getBoundingClientRect().bottom)")
+    assert doc <= 520 and content <= height, (doc, content)
+    assert page.is_visible(f'[data-figure="{name}"]') and page.is_visible("#embed-open")
+    if name == "fleet":
+        assert page.is_visible("canvas.parts-bars")
+        right = page.eval_on_selector_all("canvas.fleet-lane, canvas.parts-bars", "cs => cs.map(c => c.getBoundingClientRect().right)")
+        assert right and max(right) <= 820
