@@ -100,7 +100,7 @@ function onStatus(s) { if (!app.fatal) showStatus(s); }
 // ------------------------------------------------------------------ state changes
 const lanesNow = () => lanesOf(ctx.schema.schedulers, view.get(), app.values);
 const laneState = () => ({ cmp: app.cmp, lanes: lanesNow(), pass: player?.pass ?? null,
-  lecture: root.classList.contains('lecture'), compact: !!root.dataset.embed });
+  lecture: root.classList.contains('lecture'), compact: !!root.dataset.embed, policyName: app.values['custom.name'] });
 const sideState = () => ({ values: app.values, view: view.get(), lanes: lanesNow(), cmp: app.cmp, items: traceFile.items() });
 
 function onValue(path, value, patch = typeof path === 'object' ? path : { [path]: value }) {   // or onValue({path: value, ...})

@@ -86,6 +86,10 @@ def test_typing_the_sjf_example_runs_it_with_the_native_numbers(strict_page, sit
     want = flat_metrics(native.compare(scenario, ["static", "continuous", "custom"]))
     assert "custom.ttft.p95" in shown and "custom.passes" in shown
     assert metrics_match(shown, want) > 40
+    # the lane and the scores name the reader's policy, not only "Your policy"
+    lane_title = page.text_content('.lane[data-lane="custom"] .lane-title')
+    assert "sjf" in lane_title, lane_title
+    assert "sjf" in page.text_content("#lab-scores tr.lab-yours")
     # the link carries the code, base64url of its UTF-8 bytes, and brings it back
     q = parse_qs(urlsplit(page.url).query)
     assert q["scheduler"] == ["custom"] and q["policy_name"] == ["sjf"]

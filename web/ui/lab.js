@@ -84,7 +84,7 @@ export function createLab(ctx) {
     const metric = c?.metric || 'ttft.p95';
     const head = el('tr', {}, el('th', { text: 'policy' }), el('th', { text: c ? c.metric.replace('.', ' ') : 'TTFT p95' }), el('th', { text: 'within the SLO' }));
     const body = rows.map(([s, m]) => el('tr', { class: s === LAB_SCHEDULER ? 'lab-yours' : '' },
-      el('td', { text: label(s) }),
+      el('td', { text: s === LAB_SCHEDULER ? `${label(s)}: ${$('lab-name').value.trim() || 'my-policy'}` : label(s) }),
       el('td', { 'data-lab-metric': `${s}.${metric}`, 'data-value': String(getPath(m, metric)), text: metricText(c || {}, getPath(m, metric), unit) }),
       el('td', { 'data-lab-metric': `${s}.slo_attainment`, 'data-value': String(m.slo_attainment), text: fmtPct(m.slo_attainment) })));
     $('lab-scores').replaceChildren(el('table', {}, el('thead', {}, head), el('tbody', {}, ...body)));

@@ -71,13 +71,14 @@ export function createLanes(ctx) {
   }
 
   function ensure() {
-    const want = ctx.state().lanes.join(',');
+    const want = `${ctx.state().lanes.join(',')}|${ctx.state().policyName}`;   // a lab lane is titled by its policy's name
     if (ctx.container.dataset.lanes === want) return;
     ctx.container.dataset.lanes = want;
     lanes.clear();
     const nodes = [];
     for (const s of ctx.state().lanes) {
-      const { label, summary } = meta[s];
+      const { label, summary: builtIn, lab } = meta[s];
+      const summary = lab ? `your own code: ${ctx.state().policyName || 'unnamed'}` : builtIn;
       const stats = el('div', { class: 'lane-stats' });
       const canvas = el('canvas', { class: 'timeline', tabindex: '0', role: 'img', 'data-lane': s,
         'aria-label': `${label} timeline: one row per slot, one column per forward pass. Arrow keys up and down inspect a slot at the playhead.` });
