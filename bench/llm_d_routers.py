@@ -24,32 +24,11 @@ import sys
 import time
 
 import py_engine
+from py_engine.app.papers.llm_d import ROUTERS, p90, scenario
 
 PUBLISHED = {"precise": (8730.0, 0.542), "estimated": (6944.4, 31.083),
              "random": (4428.7, 92.551), "load": (4266.4, 94.865)}
-ROUTERS = {"precise": {"kind": "llm_d", "prefix_scorer": "precise",
-                       "weights": {"prefix": 3, "queue": 2, "kv": 2}},
-           "estimated": {"kind": "llm_d", "prefix_scorer": "approximate",
-                         "weights": {"prefix": 1, "queue": 1, "kv": 1}},
-           "random": {"kind": "random"},
-           "load": {"kind": "llm_d", "weights": {"prefix": 0, "queue": 1, "kv": 1}}}
 REQUESTS, RATE = 1500, 8.0
-
-
-def scenario(requests, rate, router):
-    return {"scheduler": "vllm",
-            "workload": {"requests": requests, "arrival": {"kind": "poisson", "rate": rate},
-                         "skew": 0, "prompt_mean": 1200, "output_mean": 1000,
-                         "prefix": {"kind": "system", "groups": 150, "tokens": 6000}},
-            "server": {"cost": {"kind": "roofline", "model": "qwen3-32b", "gpu": "h100-80gb",
-                                "tp": 2},
-                       "kv_tokens": 307_328, "slots": 256, "max_num_batched_tokens": 8192},
-            "cluster": {"replicas": 8, "router": router}}
-
-
-def p90(values):
-    s = sorted(values)
-    return s[max(1, (90 * len(s) + 99) // 100) - 1]
 
 
 def main(requests=REQUESTS, rate=RATE):

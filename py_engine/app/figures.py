@@ -88,7 +88,7 @@ FIGURES = {
               "parts": [[p, PART_LABELS[p]] for p in TTFT_PARTS],
               "schedulers": "last", "open_replicas": 4, "open_pools": [1, 3],
               "embed_height": 520},
-    # published numbers recomputed (app/papers.py, SPEC §11): the page asks the live engine one
+    # published numbers recomputed (app/papers/, SPEC §11): the page asks the live engine one
     # check at a time, in this order; `seconds`: about how long all of them take in the page
     "papers": {"title": "Reproducing the papers", "checks": [c["id"] for c in CHECKS],
                "seconds": 15, "embed_height": 520},

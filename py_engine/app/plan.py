@@ -18,6 +18,8 @@ from .parallel import serial
 
 TPS = (1, 2, 4, 8)
 IDLE_SHARE = 0.35        # a pool busy less than this share of the other's: the workload starves it
+WAITS = ("prefill_queue", "transfer", "decode_queue")
+WAIT_SHARE = 0.5         # a wait taking more than this share of the mean TTFT is the limit
 MAX_GPUS = 64
 MAX_CANDIDATES = 120
 PART_WORDS = {"prefill_queue": "requests wait for a prefill replica (the prefill pool is "
@@ -238,6 +240,11 @@ def _why_not(c, best):
     parts = c.get("ttft_parts_mean") or {}
     if not parts:
         return "it falls short of the SLO"
+    top = max(parts, key=parts.get)
+    if top in WAITS and parts[top] > WAIT_SHARE * sum(parts.values()):
+        # requests stuck on the link or in a queue leave the pool after it idle too: name the
+        # wait, not the idle pool it causes
+        return _mostly(parts, top)
     busy = c["busy"]
     idle = min(busy, key=busy.get)
     if busy[idle] < IDLE_SHARE * busy[max(busy, key=busy.get)]:
@@ -245,7 +252,10 @@ def _why_not(c, best):
                 "for the %s pool): a pool the workload cannot keep busy" % (
                     idle, 100 * busy[idle], 100 * max(busy.values()),
                     "decode" if idle == "prefill" else "prefill"))
-    top = max(parts, key=parts.get)
+    return _mostly(parts, top)
+
+
+def _mostly(parts, top):
     return "its TTFT goes mostly to %s (%.0f of %.0f ms on average)" % (
         PART_WORDS[top], parts[top], sum(parts.values()))
 

@@ -14,7 +14,7 @@ verdict of a sweep the page ran point by point), stall {"scenario"} (figures.sta
 presets {}, story {} (presets.STORY), kv {...} (py_engine.model.kv), calibrate {"csv"},
 parse_trace {"name", "text", "max_items"?} (scenario/tracefile.py: a trace file's requests),
 examples {} (policies/examples: the reference policies' sources, for the policy lab), papers
-{"ids"?: [check id, ...]} (app/papers.py: published numbers recomputed, one check a slice).
+{"ids"?: [check id, ...]} (app/papers/: published numbers recomputed, one check a slice).
 The planner (app/plan.py) in three steps, so the page runs its candidates one at a time (progress,
 cancel): plan_candidates {"scenario", "gpus"} -> {"gpus", "candidates"}; plan_point {"scenario",
 "gpus", "candidate"} (one of those) -> its row; plan_verdict {"scenario", "gpus", "rows"} (every

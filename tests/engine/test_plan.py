@@ -63,6 +63,22 @@ def test_disaggregation_loses_on_short_prompts_and_long_outputs_and_says_why():
     assert "prefill GPUs sit idle" in r["reason"], r["reason"]
 
 
+def test_disaggregation_loses_on_a_slow_link_and_the_reason_names_the_link():
+    # 3,000-token prompts of Llama-3.1-8B carry 393 MB of KV: 0.4 s at 1 GB/s, and the transfers
+    # queue on the link; the prefill pool then idles behind it, but the limit is the link
+    sc = dict(workload(3000, 100, 3, 120), slo={"ttft_ms": 1000, "tpot_ms": 50})
+    fast = plan(dict(sc, cluster={"transfer": {"gb_s": 50.0}}), 2)
+    slow = plan(dict(sc, cluster={"transfer": {"gb_s": 1.0}}), 2)
+    assert slow["recommended"]["kind"] == "colocated", slow["reason"]
+    assert "the KV link" in slow["reason"] and "sit idle" not in slow["reason"], slow["reason"]
+    dis = [c for c in slow["candidates"] if c["kind"] == "disaggregated"]
+    assert dis and not any(c["meets_slo"] for c in dis)
+    assert all(c["ttft_parts_mean"]["transfer"] > 3000 for c in dis)
+    # the same plan on a fast link: the link is not what the reason names
+    assert "the KV link" not in fast["reason"], fast["reason"]
+    assert any(c["meets_slo"] for c in fast["candidates"] if c["kind"] == "disaggregated")
+
+
 def test_the_plan_in_two_processes_is_the_serial_plan_byte_for_byte():
     sc = workload(1500, 100, 5, 60)
     serial = plan(sc, 2)
