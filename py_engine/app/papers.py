@@ -19,6 +19,7 @@ from ..errors import ScenarioError
 from ..model import kv
 from ..policies import examples
 from ..scenario.prepared import prepare
+from ..sim.progress import Progress
 from ..workload.blocks import block_reuse, chains
 from ..workload.generator import generate
 from . import plan
@@ -535,10 +536,10 @@ def run_steps(ids=None):
     """A steps generator (the protocol's slices): one check per step -> the rows."""
     if ids is not None and not isinstance(ids, list):
         raise ScenarioError("ids", ids, "a list of check ids")
-    rows = []
-    for i in ids if ids is not None else list(BY_ID):
+    rows, todo = [], ids if ids is not None else list(BY_ID)
+    for i in todo:
         rows.append(run_one(i))
-        yield
+        yield Progress(len(rows), len(todo), "checks")
     return rows
 
 
