@@ -26,6 +26,7 @@ export function showStatus(s) {
     ? `${text}: ${s.detail}. Showing the build-time result.`
     : `${text}${pct}${s.stage === 'ready' ? slow : '… (showing the build-time result)'}`;
   $('engine-progress').value = s.progress || 0;
+  $('engine-progress').hidden = s.stage === 'ready';   // live: the bar is a run's (ui/runprogress.js)
   const root = document.documentElement;
   if (s.stage === 'failed') root.dataset.state = 'failed';
   if (s.stage === 'ready') Object.assign(root.dataset, { engineBoot: s.via, engineNote: s.detail, engine: s.shared ? 'shared' : 'dedicated', engineClients: String(s.clients) });

@@ -54,8 +54,17 @@ export function markStale(text) {
   for (const e of document.querySelectorAll('.busy-label')) e.textContent = text;
   const status = $('engine-busy');
   if (status) status.textContent = ` · ${text}`;
+  // a run in flight can be stopped: in the engine, or before it is sent (the engine loading)
   const cancel = $('btn-cancel-run');
-  if (cancel) cancel.hidden = text !== STALE.busy;
+  if (cancel) cancel.hidden = text !== STALE.busy && text !== STALE.waiting;
+  hideProgress();
+}
+
+/** No run's progress on show (ui/runprogress.js shows it). */
+function hideProgress() {
+  const bar = $('run-progress');
+  if (bar) bar.hidden = true;
+  delete document.documentElement.dataset.runProgress;
 }
 
 export function clearStale() {
@@ -64,4 +73,5 @@ export function clearStale() {
   if (status) status.textContent = '';
   const cancel = $('btn-cancel-run');
   if (cancel) cancel.hidden = true;
+  hideProgress();
 }
