@@ -6,7 +6,7 @@
 // when, and what the figures show meanwhile.
 
 import { coalesce, latest } from '../engine/latest.js';
-import { showNote, markStale, STALE } from './headline.js';
+import { showNote, markStale, cancellable, CANCELS, STALE } from './headline.js';
 import { createEstimate, showProgress } from './runprogress.js';
 import { $ } from './dom.js';
 
@@ -85,7 +85,7 @@ export function createMainRun({ source, root, request, onResult, onKeep, onError
   /** The reader stops the run in flight: the engine drops it between two slices of work (or it
    *  is never sent, when the engine is still loading). */
   function cancel() {
-    if (!running || $('btn-cancel-run').hidden) return false;   // only what the button offers
+    if (!running || !cancellable()) return false;   // only what the Cancel button offers
     running = false;
     cancelled = true;
     runs.cancel();
@@ -93,7 +93,7 @@ export function createMainRun({ source, root, request, onResult, onKeep, onError
     showNote('Cancelled: that run was stopped and the engine is free; change a value to simulate again.');
     return true;
   }
-  $('btn-cancel-run').addEventListener('click', cancel);
+  for (const id of CANCELS) $(id).addEventListener('click', cancel);
 
   const run = coalesce(compute, {
     onBusy: () => { root.dataset.busy = '1'; },

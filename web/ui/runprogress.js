@@ -81,6 +81,8 @@ export function showProgress(p, lanes) {
   const busy = $('engine-busy');
   if (busy) busy.textContent = ` · ${STALE.busy} ${text}`;
   for (const e of document.querySelectorAll('.busy-label')) e.textContent = `${STALE.busy} ${Math.floor(100 * p.fraction)}%`;
+  const quiet = $('embed-busy');      // an embed's bar, beside "live engine"
+  if (quiet) quiet.textContent = ` · ${STALE.busy} ${text}`;
   const bar = $('run-progress');
   if (bar) { bar.hidden = false; bar.value = p.fraction; }
   document.documentElement.dataset.runProgress = `${p.done}/${p.total}`;   // test hook
