@@ -98,3 +98,25 @@ def test_a_warm_run_counts_up_to_its_total_then_draws(strict_page, site_url):
     assert dones == sorted(dones) and dones[-1] == 3 * 6000, dones
     assert page.is_hidden("#run-progress") and page.is_hidden("#btn-cancel-run")
     assert page.get_attribute("html", "data-run-progress") is None
+
+
+def test_a_run_cancelled_while_the_engine_loads_is_never_run(strict_page, site_url):
+    """Cancel is offered while the run waits for the engine; taken then, the run is not sent when
+    the engine goes live (nor started again by the page's switch to the live engine)."""
+    page = strict_page
+    page.goto(f"{site_url}?{LONG}")
+    page.wait_for_selector("#btn-cancel-run:visible")
+    page.click("#btn-cancel-run")
+    page.wait_for_function("() => (document.documentElement.dataset.stale || '').startsWith('cancelled')")
+    wait_state(page, "ready")
+    page.wait_for_function("() => !('busy' in document.documentElement.dataset)")
+    engine_idle(page)
+    assert page.get_attribute("html", "data-stale").startswith("cancelled")
+    assert page.is_hidden("#btn-cancel-run") and page.get_attribute("html", "data-run-progress") is None
+    # the page is live: the next change is answered
+    drawn = int(page.get_attribute("html", "data-drawn") or 0)
+    page.fill("#ctl-count", "50")
+    page.press("#ctl-count", "Enter")
+    page.wait_for_function("n => Number(document.documentElement.dataset.drawn) > n"
+                           " && !('busy' in document.documentElement.dataset)", arg=drawn)
+    assert page.get_attribute("html", "data-stale") is None
