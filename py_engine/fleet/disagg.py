@@ -139,7 +139,8 @@ class Disagg:
 
     def progress(self):
         """Requests finished (their last token, in the decode pool), of the trace's."""
-        return Progress(sum(r.sim.n_done for r in self.pools["decode"].replicas), len(self.trace[0]))
+        done = sum(r.sim.n_done for r in self.pools["decode"].replicas)
+        return Progress(done, len(self.trace[0]))
 
     def check_work(self, cap):
         for f in self.pools.values():
