@@ -31,7 +31,7 @@ test('progress and the time left in words', () => {
   assert.equal(leftText(119000), 'about 2 min left');
   assert.equal(progressText({ done: 7300, total: 10000, unit: 'requests', leftMs: 12000 }, 2),
     '7,300 of 10,000 requests (2 lanes × 5,000) · about 12 s left');
-  assert.equal(progressText({ done: 300, total: 300, unit: 'requests', leftMs: 0 }, 1), '300 of 300 requests · finishing');
+  assert.equal(progressText({ done: 300, total: 300, unit: 'requests', leftMs: 0 }, 1), '300 of 300 requests · building the result');
   assert.equal(progressText({ done: 2, total: 8, unit: 'points', leftMs: null }, 2), '2 of 8 points · estimating the time left');
 });
 
@@ -40,10 +40,13 @@ test('a compare: the lane running at its own rate, the lanes to come at the slow
   const p = (done, t) => est.add({ done, total: 3000, unit: 'requests' }, t);
   p(0, 0);
   p(500, 1000);                                    // lane 1: 0.5 a ms
-  assert.equal(p(1000, 2000).leftMs, 4000);        // its rest 0 at 0.5/ms, 2,000 more at 0.5/ms
-  const b = p(1050, 2500);                         // lane 2 began: its rate not measured yet
-  assert.equal(b.leftMs, 950 / 0.5 + 1000 / 0.5);  // the last lane's rate for now
-  p(1150, 3500);
-  const c = p(1250, 4500);                         // lane 2: 0.1 a ms over 2.5 s, the slowest
-  assert.ok(Math.abs(c.leftMs - (750 / 0.1 + 1000 / 0.1)) < 1e-6, c.leftMs);
+  assert.equal(p(900, 1800).leftMs, 100 / 0.5 + 2000 / 0.5);
+  // lane 2 began after a pause (lane 1's result built): 1,000 ms beyond its 200 requests' 400
+  const b = p(1100, 3200);
+  const pause = 3200 - 1800 - 200 / 0.5;
+  assert.equal(pause, 1000);
+  assert.equal(b.leftMs, 900 / 0.5 + 1000 / 0.5 + 2 * pause);   // lane 1's rate for now
+  p(1200, 4200);
+  const c = p(1350, 5700);                         // lane 2: 0.1 a ms over 2.5 s, the slowest
+  assert.ok(Math.abs(c.leftMs - (650 / 0.1 + 1000 / 0.1 + 2 * pause)) < 1e-6, c.leftMs);
 });

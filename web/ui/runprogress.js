@@ -17,24 +17,31 @@ const MIN_SPAN_MS = 1000;  // no estimate before the rate has been measured for 
  * which run one after the other, each over total / parts requests, at speeds of their own (the
  * static lane is often much faster than vllm's): the current lane's rest goes at its own rate
  * (measured over the last windowMs), every lane still to come at the slowest lane's seen so far.
+ * Between two lanes the engine builds the finished lane's result, counted in no request: the
+ * pause that took (beyond its requests) is measured too, and one is added per lane still to end.
  */
 export function createEstimate({ windowMs = WINDOW_MS, minSpanMs = MIN_SPAN_MS, parts = 1 } = {}) {
-  let samples = [];       // {t, done} of the current part (and the one that began it)
-  let part = 0, slowest = Infinity, lastRate = null;   // rates in requests per ms
+  let samples, part, slowest, lastRate, pauses;   // rates in requests per ms
+  const reset = () => { samples = []; part = 0; slowest = Infinity; lastRate = null; pauses = []; };
+  reset();
   return {
-    reset() { samples = []; part = 0; slowest = Infinity; lastRate = null; },
+    reset,
     add(p, now) {
       const k = parts > 1 && p.total % parts === 0 ? parts : 1;
       const n = p.total / k;
-      const last = samples[samples.length - 1];
       // a smaller count or another total is another run (a call sent again): measure afresh
-      if (last && (p.total !== last.total || p.done < last.done)) this.reset();
+      const seen = samples[samples.length - 1];
+      if (seen && (p.total !== seen.total || p.done < seen.done)) reset();
       const at = Math.min(k - 1, Math.floor(p.done / n));
-      if (at > part && samples.length > 1) {           // a lane ended: keep its rate
+      const prev = samples[samples.length - 1];
+      if (at > part && prev) {                          // a lane ended: keep its rate and pause
         const first = samples[0];
-        const rate = (p.done - first.done) / Math.max(1, now - first.t);
-        slowest = Math.min(slowest, rate);
-        lastRate = rate;
+        const rate = prev.t > first.t && prev.done > first.done ? (prev.done - first.done) / (prev.t - first.t) : lastRate;
+        if (rate) {
+          slowest = Math.min(slowest, rate);
+          lastRate = rate;
+          pauses.push(Math.max(0, now - prev.t - (p.done - prev.done) / rate));
+        }
         samples = [];
       }
       part = at;
@@ -47,7 +54,9 @@ export function createEstimate({ windowMs = WINDOW_MS, minSpanMs = MIN_SPAN_MS, 
       let leftMs = null;
       if (rate) {
         const later = (k - 1 - part) * n;              // requests of the lanes still to come
-        leftMs = (Math.min(p.total, (part + 1) * n) - p.done) / rate + later / Math.min(rate, slowest);
+        const pause = pauses.length ? pauses.reduce((a, b) => a + b, 0) / pauses.length : 0;
+        leftMs = (Math.min(p.total, (part + 1) * n) - p.done) / rate + later / Math.min(rate, slowest)
+          + pause * (k - part);                         // each lane still to end builds its result
       }
       return { ...p, fraction: p.total > 0 ? Math.min(1, p.done / p.total) : 0, leftMs };
     },
@@ -70,8 +79,8 @@ export function leftText(ms) {
 export function progressText(p, lanes = 1) {
   let text = `${fmt(p.done)} of ${fmt(p.total)} ${p.unit}`;
   if (p.unit === 'requests' && lanes > 1 && p.total % lanes === 0) text += ` (${lanes} lanes × ${fmt(p.total / lanes)})`;
-  // the last request is done: the engine builds and sends the result
-  return `${text} · ${p.done >= p.total ? 'finishing' : leftText(p.leftMs)}`;
+  // the last request is done: the engine builds and sends the result (no count for that)
+  return `${text} · ${p.done >= p.total ? 'building the result' : leftText(p.leftMs)}`;
 }
 
 /** While the busy state is shown: the progress beside "simulating…" in the status line, a bar
