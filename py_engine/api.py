@@ -4,6 +4,8 @@ Each call also exists as a *steps* generator (simulate_steps, compare_steps, swe
 the same work in slices of at most `slice_s` seconds, yielding between them, and returns the same
 document. The page's worker runs those, so a run can be cancelled between slices and the worker
 stays responsive; `slice_s=None` runs straight through (what simulate / compare / sweep do).
+What they yield is their progress (sim/progress.py: requests finished of the total, from the
+core's state), which the page shows while a run takes long.
 `fmt` chooses how a run becomes a document: analysis.results.result (rows, JSON) or
 analysis.results.columns (typed columns for the page's worker); the documents, their caps and
 layouts: analysis/results.py, sim/records.py.
@@ -30,6 +32,7 @@ from .scenario.normalize import holds
 from .scenario.prepared import Scenario, prepare
 from .scenario.presets import presets
 from .sim.core import Sim
+from .sim.progress import Progress, counted, within
 from .sim.work import PROBES, WORK_CAP, WorkCapExceeded, estimate, too_much
 from .workload.generator import Trace, generate
 
@@ -78,6 +81,7 @@ def run_steps(scenario, trace: Trace | None = None, slice_s: float | None = None
         until = None if slice_s is None else time.perf_counter() + slice_s
         try:
             if sim.run(policy, until):
+                yield Progress(sim.n_done, sim.n)       # every request: the run ends at its total
                 return Run(sim, policy, scenario)
         except WorkCapExceeded as e:
             if not probes:
@@ -92,7 +96,7 @@ def run_steps(scenario, trace: Trace | None = None, slice_s: float | None = None
             raise ScenarioError("workload", "<trace>", "a run whose simulated time fits in 2^63 "
                                 "ticks", "the simulated time overflows: use fewer or shorter "
                                 "requests or a cheaper cost model") from None
-        yield
+        yield Progress(sim.n_done, sim.n)
 
 
 def fleet_steps(scenario, trace, slice_s=None, work_cap=WORK_CAP):
@@ -159,9 +163,11 @@ def _compare(s, schedulers, slice_s, fmt, work_cap=WORK_CAP):
     """compare on an already normalised scenario and checked scheduler names (steps)."""
     trace = generate(s["workload"])
     out, ticks = {}, {}
-    for name in schedulers:
+    n = len(trace[0])
+    for i, name in enumerate(schedulers):   # lanes one after the other: lanes x requests in all
         sn = s.with_scheduler(name)
-        run = yield from run_steps(sn, trace, slice_s, work_cap)
+        run = yield from within(run_steps(sn, trace, slice_s, work_cap), i * n,
+                                len(schedulers) * n)
         out[name] = fmt(run)
         ticks[name] = (run.sim.passes, max(run.sim.done_tick))   # passes, makespan in ticks
     slow, fast = SPEEDUP
@@ -266,9 +272,13 @@ def sweep_result(plan: SweepPlan, points: list) -> dict:
 def sweep_steps(scenario=None, param="skew", values=(0.0, 0.3, 0.6),
                 schedulers=None, slice_s=None, work_cap=WORK_CAP):
     plan = sweep_plan(scenario, param, values, schedulers)
-    points = []
-    for v in plan.values:
-        points.append((yield from sweep_point_steps(plan, v, slice_s, work_cap)))
+    points, m = [], len(plan.values)
+    for i, v in enumerate(plan.values):
+        steps = sweep_point_steps(plan, v, slice_s, work_cap)
+        # one point says its requests; more say points (a point's size may be its value)
+        points.append((yield from (steps if m == 1 else counted(steps, i, m, "points"))))
+        if m > 1:
+            yield Progress(i + 1, m, "points")
     return sweep_result(plan, points)
 
 

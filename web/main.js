@@ -79,8 +79,7 @@ async function boot() {
   source.readyPromise.then(async () => {
     performance.mark('cbx:engine-ready');
     // Re-run in the page what the snapshot answered, so "ready" means the engine's own numbers.
-    await mainRun.settled();     // a run that was waiting for the engine is already engine-made
-    if (!app.cmp || app.fromSnapshot) await mainRun.run();
+    await mainRun.whenLive(() => !app.cmp || app.fromSnapshot);   // (not after a Cancel)
     root.dataset.state = 'ready';
     side.live();
     keepOffline(source.client.cached, () => { root.dataset.offline = 'ready'; $('engine-offline').hidden = false; });

@@ -29,6 +29,14 @@ Three doors to the same answers:
   every table of a result as typed columns (analysis/results.py) whose bytes are in `buffers`, each table
   column replaced by {"$buf": i, "type": "f64" | "u8"}. Between steps the worker reads its
   messages, so a job can be cancelled (it is simply not stepped again).
+  `job.progress()` (added later; a caller may ignore it): None until the work has said how far it
+  is, then JSON text {"done", "total", "unit"}: how much is finished, read from the simulator's
+  state after the last step (sim/progress.py). unit "requests": simulate and plan_point count the
+  run's requests, compare (and a sweep of one value) lanes x requests, each lane after the other;
+  "points": a sweep of several values; "checks": check, papers. done never goes back, and a
+  finished run reports done == total before its answer. Methods without long work say nothing.
+  The worker host sends it to the page as {kind: "progress", id, done, total, unit}
+  (web/engine/host.js); a page that does not know that kind ignores it.
 """
 
 import json
@@ -257,15 +265,22 @@ class Job:
         request, error = _parse(text)
         self._done = (_dumps(error), []) if error else None
         self._steps = None if error else _respond(request, slice_s, results.columns)
+        self._progress = None
 
     def step(self):
         if self._done is not None:
             return self._done
         try:
-            next(self._steps)
+            p = next(self._steps)
+            if p is not None:
+                self._progress = p
             return None
         except StopIteration as e:
             buffers = []
             response = _detach(e.value, buffers)
             self._done = (_dumps(response), buffers)
             return self._done
+
+    def progress(self):
+        """The last progress the work reported, as JSON text {"done", "total", "unit"}, or None."""
+        return None if self._progress is None else json.dumps(self._progress.to_dict())

@@ -31,6 +31,7 @@ from ..model.cost import Cost
 from ..policies import policy_class
 from ..scenario.normalize import pool_server
 from ..scenario.prepared import prepare
+from ..sim.progress import Progress
 from ..workload.blocks import chains
 from .routers import make_router
 from .run import CHECK_EVERY, Fleet, Replica
@@ -136,6 +137,11 @@ class Disagg:
         rep.send(g, t, self.trace[1][g], 1, self.trace, self.chain)
         pre.router.sent(g, t, p)
 
+    def progress(self):
+        """Requests finished (their last token, in the decode pool), of the trace's."""
+        done = sum(r.sim.n_done for r in self.pools["decode"].replicas)
+        return Progress(done, len(self.trace[0]))
+
     def check_work(self, cap):
         for f in self.pools.values():
             f.check_work(cap)
@@ -153,10 +159,12 @@ def run_disagg_steps(scenario, trace, slice_s=None, work_cap=None, seg_cap=None,
         if g % CHECK_EVERY == CHECK_EVERY - 1:
             d.check_work(work_cap)
             if until is not None and clock() > until:
-                yield
+                yield d.progress()
                 until = clock() + slice_s
     d.drain(None)
+    yield d.progress()
     for rep in d.pools["decode"].replicas:
         rep.finish()
+        yield d.progress()
     d.check_work(work_cap)
     return d

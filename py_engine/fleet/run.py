@@ -21,6 +21,7 @@ from collections import deque
 
 from ..policies import policy_class
 from ..sim.core import Sim
+from ..sim.progress import Progress
 from ..sim.work import EVENT_WORK, WorkCapExceeded
 from ..workload.blocks import chains, stream_chains
 from ..workload.generator import Trace
@@ -201,11 +202,12 @@ def run_fleet_steps(scenario, trace, slice_s=None, work_cap=None, seg_cap=None, 
         if g % CHECK_EVERY == CHECK_EVERY - 1:
             fleet.check_work(work_cap)
             if until is not None and clock() > until:
-                yield
+                yield fleet.progress()
                 until = clock() + slice_s
     for rep in fleet.replicas:
         rep.finish()
         fleet.check_work(work_cap)
+        yield fleet.progress()          # each replica's tail is a slice of its own
     return fleet
 
 
@@ -257,6 +259,10 @@ class Fleet:
             held = [r.cached(g, self.trace, self.chain) for r in self.replicas]
         self._precise = (g, held)
         return held
+
+    def progress(self):
+        """Requests every replica has finished, of the fleet's trace."""
+        return Progress(sum(r.sim.n_done for r in self.replicas), len(self.trace[0]))
 
     def check_work(self, cap):
         work = sum(r.sim.work for r in self.replicas)

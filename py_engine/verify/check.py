@@ -16,6 +16,7 @@ from ..api import compare, drain, run_sim, simulate, sweep
 from ..model.cost import Cost, prefill_steps, step_cost_ms
 from ..errors import ScenarioError
 from ..scenario.prepared import prepare
+from ..sim.progress import Progress
 from . import reference, vllm_cases, vllm_checks
 
 
@@ -183,9 +184,9 @@ def run_steps(quick=True, seed=20260101):
     ]
     todo += vllm_checks.checks(rng, quick)
     todo += vllm_cases.checks(quick)
-    for name, fn in todo:
+    for i, (name, fn) in enumerate(todo, 1):
         ch.run(name, fn)
-        yield
+        yield Progress(i, len(todo), "checks")
     passed = sum(c["ok"] for c in ch.items)
     return {"passed": passed, "failed": len(ch.items) - passed, "checks": ch.items,
             "seconds": round(time.perf_counter() - t0, 3), "quick": quick}

@@ -7,9 +7,11 @@
 //   client.status   -> { stage: "download"|"start"|"engine"|"ready"|"failed", progress, detail,
 //                        via: "snapshot"|"fresh"|null, clients, shared }
 //   client.ready    -> Promise; resolves when the engine answers, rejects (Error with .detail)
-//   client.call(method, params, { signal }) -> Promise<result>; rejects with an Error whose
-//                      .detail is the protocol error {type, field, value, allowed, message};
-//                      aborting the signal cancels the call in the engine (detail.type "Cancelled")
+//   client.call(method, params, { signal, onProgress }) -> Promise<result>; rejects with an Error
+//                      whose .detail is the protocol error {type, field, value, allowed, message};
+//                      aborting the signal cancels the call in the engine (detail.type "Cancelled");
+//                      onProgress({done, total, unit}) while a long call works (the engine's own
+//                      count: requests finished of total; protocol Job.progress)
 //   client.cached   -> Promise<number>: how many of this build's runtime files are in Cache
 //                      Storage: all of them, or 0 (none, or storage refused: a cross-site frame)
 //   client.jobs()   -> Promise<{pages, queued, running, done, dropped}>: the host's work (a test hook)
@@ -64,7 +66,7 @@ function holdLifeLock(lockName, onHeld) {
 }
 
 export function startEngine({ onStatus = () => {}, shared = typeof SharedWorker === 'function', name = 'cbx-engine' } = {}) {
-  const pending = new Map();   // id -> {resolve, reject, message}
+  const pending = new Map();   // id -> {resolve, reject, message, onProgress}
   let nextId = 1;
   let failure = null;
   let heard = false;           // the worker has said something (a SharedWorker that did is not replaced)
@@ -119,6 +121,9 @@ export function startEngine({ onStatus = () => {}, shared = typeof SharedWorker 
       resolveCached(msg.stored);
     } else if (msg.kind === 'log') {
       (msg.level === 'error' ? console.error : console.warn)(`[engine] ${msg.text}`);
+    } else if (msg.kind === 'progress') {
+      const p = pending.get(msg.id);
+      try { p?.onProgress?.({ done: msg.done, total: msg.total, unit: msg.unit }); } catch (e) { console.error(e); }
     } else if (msg.kind === 'reply') {
       const p = pending.get(msg.id);
       if (!p) return;
@@ -178,11 +183,13 @@ export function startEngine({ onStatus = () => {}, shared = typeof SharedWorker 
 
   setStatus(status);
 
-  function request(message, { signal } = {}) {
+  function request(message, { signal, onProgress } = {}) {
     if (failure) return Promise.reject(toError(failure));
+    // cancelled before it was sent (while waiting for the engine to load): never sent
+    if (signal?.aborted) return Promise.reject(toError(engineError('cancelled', 'Cancelled')));
     const id = nextId++;
     return new Promise((resolve, reject) => {
-      pending.set(id, { resolve, reject, message });
+      pending.set(id, { resolve, reject, message, onProgress });
       post({ id, ...message });
       signal?.addEventListener('abort', () => {
         if (!pending.has(id)) return;

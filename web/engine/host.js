@@ -16,6 +16,10 @@
 //                     {id, host: "jobs"}            the host's work, as a reply (a test hook):
 //                                                   {pages, queued, running, done, dropped}
 // Out (to a page):    {kind: "status", stage, progress, detail, via, clients}
+//                     {kind: "progress", id, done, total, unit}  how far call `id` is (protocol
+//                                                   Job.progress(): requests finished of total,
+//                                                   from the simulator), at most every
+//                                                   PROGRESS_MS, and when done reaches total
 //                     {kind: "reply", id, response} response: {ok, result} | {ok: false, error};
 //                                                   result tables as typed arrays (transferred)
 //                     {kind: "cached", stored}      this build's runtime files in Cache Storage
@@ -25,6 +29,7 @@ import { boot } from './boot.js';
 import './fetch.js';   // fetched beside boot.js, not after it
 
 const SLICE_S = 0.03;
+const PROGRESS_MS = 150;   // a page redraws its progress line this often at most
 
 function engineError(message) {
   return { ok: false, error: { type: 'EngineError', field: null, value: null, allowed: null, message } };
@@ -53,7 +58,7 @@ function yieldToMessages() {
 }
 
 export function createHost({ forwardConsole = false } = {}) {
-  const pages = new Map();          // port -> {queue: [{id, method, params, job, waiting}]}, connected pages
+  const pages = new Map();          // port -> {queue: [{id, method, params, job, waiting, progress, progressAt}]}
   let lastServed = null;            // the page whose request had the last slice (round-robin)
   let working = false;
   let engine = null;                // what boot() returned, once ready
@@ -124,6 +129,19 @@ export function createHost({ forwardConsole = false } = {}) {
     return null;
   }
 
+  /** The job's progress to its page, if it has news: the last of a run always goes (done =
+   *  total, then the answer), the others at most every PROGRESS_MS. */
+  function sendProgress(port, req) {
+    const text = req.job.progress();
+    if (text == null || text === req.progress) return;
+    const p = JSON.parse(text);
+    const now = Date.now();
+    if (p.done < p.total && now - req.progressAt < PROGRESS_MS) return;
+    req.progress = text;
+    req.progressAt = now;
+    port.postMessage({ kind: 'progress', id: req.id, ...p });
+  }
+
   /** One slice of req's work; replies and takes it off the queue when it is done. */
   function slice(port, req) {
     const page = pages.get(port);
@@ -138,7 +156,7 @@ export function createHost({ forwardConsole = false } = {}) {
         req.job = engine.Job(JSON.stringify({ method: req.method, params: req.params ?? {} }), SLICE_S);
       }
       const out = req.job.step();
-      if (!out) return;
+      if (!out) { sendProgress(port, req); return; }
       const [text, raw] = out.toJs();
       out.destroy();
       remove(page, req);
@@ -199,7 +217,7 @@ export function createHost({ forwardConsole = false } = {}) {
     const { id, method, params, host } = data || {};
     if (host === 'jobs') { reply(port, id, { ok: true, result: jobs() }); return; }
     if (failed) { reply(port, id, engineError(`the engine is not available: ${failed}`)); return; }
-    page.queue.push({ id, method, params, job: null, waiting: false });
+    page.queue.push({ id, method, params, job: null, waiting: false, progress: null, progressAt: 0 });
     work();
   }
 

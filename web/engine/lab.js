@@ -14,7 +14,7 @@
 //
 //   const lab = createLabEngine();
 //   lab.runsCustom(method, params) -> does this request run the reader's code?
-//   lab.call(method, params, { signal }) -> as client.call (engine/client.js)
+//   lab.call(method, params, { signal, onProgress }) -> as client.call (engine/client.js)
 //   lab.onAnswer(fn)  fn({ method, params, error, result }) after every call (error: the protocol
 //                     error or null)
 //   lab.stops         how many workers were stopped so far (test hooks: <html data-lab-stops>, and
@@ -48,7 +48,7 @@ export function createLabEngine({ start = () => startEngine({ shared: false, nam
   const engine = () => (client ??= start());
 
   /** Race the call against the worker going silent; a silent worker is ended and forgotten. */
-  async function watched(c, method, params, signal) {
+  async function watched(c, method, params, options) {
     let timer = null;
     const stuck = new Promise((_, reject) => {
       const began = Date.now();
@@ -71,7 +71,7 @@ export function createLabEngine({ start = () => startEngine({ shared: false, nam
       }, PING_MS);
     });
     try {
-      return await Promise.race([c.call(method, params, { signal }), stuck]);
+      return await Promise.race([c.call(method, params, options), stuck]);
     } finally {
       clearInterval(timer);
     }
@@ -82,13 +82,13 @@ export function createLabEngine({ start = () => startEngine({ shared: false, nam
     return names.includes(LAB_SCHEDULER);
   };
 
-  lab.call = async (method, params, { signal } = {}) => {
+  lab.call = async (method, params, options = {}) => {
     let error = null, result = null;
     try {
       if (stuckCode != null && params?.scenario?.custom?.code === stuckCode) throw stuckError();
       const c = engine();
       await c.ready;
-      result = await watched(c, method, params, signal);
+      result = await watched(c, method, params, options);
       return result;
     } catch (e) {
       error = e.detail || { type: 'EngineError', message: e.message };

@@ -68,9 +68,10 @@ export class Source {
   }
 
   /** Resolve with the protocol result, or reject with an Error whose .detail is the protocol error;
-   *  aborting `signal` cancels the call in the engine. */
-  async call(method, params, { signal } = {}) {
-    if (this.lab.runsCustom(method, params)) return this.counted(() => this.lab.call(method, params, { signal }));
+   *  options {signal, onProgress} as client.call: aborting `signal` cancels the call in the engine
+   *  (or before it is sent), onProgress hears how far the engine is. */
+  async call(method, params, options = {}) {
+    if (this.lab.runsCustom(method, params)) return this.counted(() => this.lab.call(method, params, options));
     if (!this.live) {
       const key = canonical({ method, params });
       if (this.index.has(key)) {
@@ -81,8 +82,8 @@ export class Source {
       }
     }
     return this.counted(async () => {
-      if (!this.live) await this.readyPromise;
-      return this.client.call(method, params, { signal });
+      if (!this.live) await Promise.race([this.readyPromise, aborted(options.signal)]);
+      return this.client.call(method, params, options);
     });
   }
 
@@ -96,6 +97,17 @@ export class Source {
       this.onPending(this.pending);
     }
   }
+}
+
+/** Rejects when `signal` aborts (a call cancelled while the engine still loads stops waiting). */
+function aborted(signal) {
+  return new Promise((_, reject) => {
+    signal?.addEventListener('abort', () => {
+      const e = new Error('cancelled');
+      e.detail = { type: 'Cancelled', field: null, value: null, allowed: null, message: 'cancelled' };
+      reject(e);
+    }, { once: true });
+  });
 }
 
 function unwrap(resp) {

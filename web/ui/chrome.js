@@ -9,9 +9,11 @@ const STAGES = {
   download: 'Downloading the Python runtime',
   start: 'Starting Python',
   engine: 'Loading the engine',
-  ready: 'Engine live: every change re-simulates in this page',
+  ready: 'Engine live',
   failed: 'The engine failed to load',
 };
+// said once the engine is live, but not while a run's progress needs the room (style.css)
+const LIVE_MORE = ': every change re-simulates in this page';
 
 /** The engine's load status, in words, with its progress bar; <html data-state="failed"> when it
  *  failed, and the test hooks of how it started and who shares it when it is ready. */
@@ -22,10 +24,13 @@ export function showStatus(s) {
   // an embed says it quietly, beside its link out
   const quiet = $('embed-status');
   if (quiet) quiet.textContent = s.stage === 'ready' ? 'live engine' : s.stage === 'failed' ? 'build-time result (engine failed to load)' : `build-time result · engine loading${pct}`;
-  $('engine-status-text').textContent = s.stage === 'failed'
-    ? `${text}: ${s.detail}. Showing the build-time result.`
-    : `${text}${pct}${s.stage === 'ready' ? slow : '… (showing the build-time result)'}`;
+  if (s.stage === 'ready') $('engine-status-text').replaceChildren(text, el('span', { class: 'status-more', text: `${LIVE_MORE}${slow}` }));
+  else {
+    $('engine-status-text').textContent = s.stage === 'failed'
+      ? `${text}: ${s.detail}. Showing the build-time result.` : `${text}${pct}… (showing the build-time result)`;
+  }
   $('engine-progress').value = s.progress || 0;
+  $('engine-progress').hidden = s.stage === 'ready';   // live: the bar is a run's (ui/runprogress.js)
   const root = document.documentElement;
   if (s.stage === 'failed') root.dataset.state = 'failed';
   if (s.stage === 'ready') Object.assign(root.dataset, { engineBoot: s.via, engineNote: s.detail, engine: s.shared ? 'shared' : 'dedicated', engineClients: String(s.clients) });

@@ -54,14 +54,32 @@ export function markStale(text) {
   for (const e of document.querySelectorAll('.busy-label')) e.textContent = text;
   const status = $('engine-busy');
   if (status) status.textContent = ` · ${text}`;
-  const cancel = $('btn-cancel-run');
-  if (cancel) cancel.hidden = text !== STALE.busy;
+  // a run in flight can be stopped: in the engine, or before it is sent (the engine loading)
+  for (const id of CANCELS) { const b = $(id); if (b) b.hidden = !cancellable(); }
+  hideProgress();
+}
+
+// the page's Cancel, and an embed's (whose status line is hidden): both stop the main run
+export const CANCELS = ['btn-cancel-run', 'btn-cancel-embed'];
+/** Is a run in flight whose Cancel is offered (waiting for the engine, or in it)? */
+export function cancellable() {
+  const s = document.documentElement.dataset.stale;
+  return s === STALE.busy || s === STALE.waiting;
+}
+
+/** No run's progress on show (ui/runprogress.js shows it). */
+function hideProgress() {
+  const bar = $('run-progress');
+  if (bar) bar.hidden = true;
+  const quiet = $('embed-busy');
+  if (quiet) quiet.textContent = '';
+  delete document.documentElement.dataset.runProgress;
 }
 
 export function clearStale() {
   delete document.documentElement.dataset.stale;
   const status = $('engine-busy');
   if (status) status.textContent = '';
-  const cancel = $('btn-cancel-run');
-  if (cancel) cancel.hidden = true;
+  for (const id of CANCELS) { const b = $(id); if (b) b.hidden = true; }
+  hideProgress();
 }

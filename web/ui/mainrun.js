@@ -1,10 +1,13 @@
 // The main comparison's engine run: one at a time, and changes that arrive meanwhile collapse into
 // one more run (latest wins); while it waits the figures say "computing…" (no engine yet) or, after
-// a moment, "simulating…" with a Cancel button (Escape too). The page says what to run and what
-// to do with the answer; this module says when, and what the figures show meanwhile.
+// a moment in the engine, "simulating…" with how far the engine is and the time left
+// (ui/runprogress.js). A run in flight has a Cancel button (Escape too), also while it waits for
+// the engine to load. The page says what to run and what to do with the answer; this module says
+// when, and what the figures show meanwhile.
 
 import { coalesce, latest } from '../engine/latest.js';
-import { showNote, markStale, STALE } from './headline.js';
+import { showNote, markStale, cancellable, CANCELS, STALE } from './headline.js';
+import { createEstimate, showProgress } from './runprogress.js';
 import { $ } from './dom.js';
 
 /**
@@ -14,24 +17,48 @@ import { $ } from './dom.js';
  * last answer kept (after a refusal; not an answer: no test hook moves);
  * onError(detail): the engine refused the values or failed (the page says where and why).
  * Returns {run(): a promise settled once the latest values are answered, settled(): the run in
- * flight, cancel(): stop a long run (false when none)}.
+ * flight, cancel(): stop the run in flight (false when none), whenLive(needed): once the engine
+ * is live and the run in flight has settled, run again if needed() (the snapshot's answer, or
+ * none) unless the reader cancelled it}.
  */
 export function createMainRun({ source, root, request, onResult, onKeep, onError }) {
   const runs = latest();
   let inflight = null;
+  let running = false;               // the latest run's call has not settled
+  let cancelled = false;             // the reader stopped the latest run
   let kept = false;                  // an answer is kept in the page (a refused run draws it again)
 
   async function compute() {
     const token = runs.start();
+    cancelled = false;
     const req = request();
+    const lanes = req.params?.schedulers?.length || 1;
     const fromSnapshot = !source.live && source.hasSnapshot(req.method, req.params);
     if (!source.live && !fromSnapshot) markStale(source.failed ? STALE.failed : STALE.waiting);
-    const busy = source.live ? setTimeout(() => { if (!token.stale) markStale(STALE.busy); }, STALE.busyAfterMs) : null;
+    // "simulating…" once the engine has had it a moment: from now, or (cold) from when it is live
+    let busy = null, busyShown = false, last = null;
+    const armBusy = () => {
+      if (token.stale || !running) return;
+      busy = setTimeout(() => {
+        if (token.stale) return;
+        markStale(STALE.busy);
+        busyShown = true;
+        if (last) showProgress(last, lanes);
+      }, STALE.busyAfterMs);
+    };
+    const estimate = createEstimate({ parts: lanes });
+    const onProgress = (p) => {   // the engine's own count; drawn once the busy state shows
+      if (token.stale) return;
+      last = estimate.add(p, performance.now());
+      if (busyShown) showProgress(last, lanes);
+    };
+    running = true;
+    if (source.live) armBusy(); else if (!fromSnapshot) source.readyPromise.then(armBusy, () => {});
     inflight = (async () => {
       let note = null;
       try {
         const tCall = performance.now();
-        const cmp = await source.call(req.method, req.params, { signal: token.signal });
+        const cmp = await source.call(req.method, req.params, { signal: token.signal, onProgress });
         performance.measure('cbx:engine', { start: tCall, end: performance.now() });
         if (token.stale) return;
         kept = true;
@@ -47,6 +74,7 @@ export function createMainRun({ source, root, request, onResult, onKeep, onError
         onError(d);
         note = `Not simulated: ${d.message}${kept && !source.failed ? ' — still showing the last good result.' : ''}`;
       } finally {
+        if (!token.stale) running = false;
         clearTimeout(busy);
         if (!token.stale) showNote(note, true);
       }
@@ -54,19 +82,27 @@ export function createMainRun({ source, root, request, onResult, onKeep, onError
     await inflight;
   }
 
-  /** The reader stops a long run: the engine drops it between two slices of work. */
+  /** The reader stops the run in flight: the engine drops it between two slices of work (or it
+   *  is never sent, when the engine is still loading). */
   function cancel() {
-    if (root.dataset.stale !== STALE.busy) return false;
+    if (!running || !cancellable()) return false;   // only what the Cancel button offers
+    running = false;
+    cancelled = true;
     runs.cancel();
     markStale(STALE.cancelled);
-    showNote('Cancelled: the engine stopped that run; change a value to simulate again.');
+    showNote('Cancelled: that run was stopped and the engine is free; change a value to simulate again.');
     return true;
   }
-  $('btn-cancel-run').addEventListener('click', cancel);
+  for (const id of CANCELS) $(id).addEventListener('click', cancel);
 
   const run = coalesce(compute, {
     onBusy: () => { root.dataset.busy = '1'; },
     onIdle: () => { delete root.dataset.busy; },
   });
-  return { run, cancel, settled: () => inflight };
+
+  async function whenLive(needed) {
+    await inflight;     // a run that was waiting for the engine is already engine-made
+    if (needed() && !cancelled) await run();
+  }
+  return { run, cancel, settled: () => inflight, whenLive };
 }

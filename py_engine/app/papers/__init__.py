@@ -14,6 +14,7 @@ Result: [{"id", "title", "paper", "source", "workload", "claim", "published", "t
 
 from ... import api
 from ...errors import ScenarioError
+from ...sim.progress import Progress
 from . import article, distserve, llm_d, mlperf, mooncake, orca, sarathi, splitwise, vllm_sosp, vtc
 
 FAMILIES = (article, vllm_sosp, orca, sarathi, distserve, splitwise, mooncake, llm_d, vtc, mlperf)
@@ -40,10 +41,10 @@ def run_steps(ids=None):
     """A steps generator (the protocol's slices): one check per step -> the rows."""
     if ids is not None and not isinstance(ids, list):
         raise ScenarioError("ids", ids, "a list of check ids")
-    rows = []
-    for i in ids if ids is not None else list(BY_ID):
+    rows, todo = [], ids if ids is not None else list(BY_ID)
+    for i in todo:
         rows.append(run_one(i))
-        yield
+        yield Progress(len(rows), len(todo), "checks")
     return rows
 
 
