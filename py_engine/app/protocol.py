@@ -44,7 +44,7 @@ from ..policies import examples
 from ..scenario import tracefile
 from ..scenario.presets import presets, story
 from . import figures, papers, plan
-from .serve_flags import serve_flags
+from .serve_flags import serve_defaults, serve_flags
 from .schema import schema
 
 
@@ -76,6 +76,8 @@ def _kv(params):
         try:
             r["roofline"] = roofline.examples(r["model"], r["gpu"], r["gpus"], r["dtype"],
                                               r["kv_dtype"], fit=fit)
+            # what "Run on this deployment" sets besides the cost: vllm serve's defaults there
+            r["roofline"]["serve_defaults"] = serve_defaults(r["gpu"])
         except ScenarioError as e:          # e.g. fp8 on a GPU without it: no pass times
             r["roofline"] = {"error": e.message}
     return r
