@@ -11,7 +11,9 @@ params: simulate {"scenario"}, compare {"scenario", "schedulers"?}, sweep {"scen
 "values", "schedulers"?}, sizing {"scenario", "param", "points", "schedulers"?} (api.sizing: the
 verdict of a sweep the page ran point by point), stall {"scenario"} (figures.stall), check
 {"quick"?: bool}, serve_flags {"scenario"} (serve_flags.py: {"command": "vllm serve ..."}), schema {},
-presets {}, story {} (presets.STORY), kv {...} (py_engine.model.kv), calibrate {"csv"},
+presets {}, story {} (presets.STORY), kv {..., "fit"?} (py_engine.model.kv; a preset model on a
+preset GPU adds "roofline": its pass times under the fit, and serve_defaults, vllm serve's batch
+defaults there as scenario fields: serve_flags.serve_defaults), calibrate {"csv"},
 parse_trace {"name", "text", "max_items"?} (scenario/tracefile.py: a trace file's requests),
 examples {} (policies/examples: the reference policies' sources, for the policy lab), papers
 {"ids"?: [check id, ...]} (app/papers.py: published numbers recomputed, one check a slice).

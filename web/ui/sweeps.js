@@ -99,18 +99,12 @@ export function sloRule(fields, values, unit) {
   return `${share} within ${limits.length ? limits.join(' and ') : 'no limit'}`;
 }
 
-/** The largest swept value the engine says meets the SLO. */
-function largestMeeting(pts) {
-  let best = null;
-  for (const p of pts) if (p[3] && (best == null || p[0] > best)) best = p[0];
-  return best;
-}
-
-/** pts: [[x, throughput, metric, meets, failing], ...]; marks the current setting and the largest
- *  meeting the SLO; a point that fails is labelled with the limits that fail it. */
-export function drawSizing(canvas, def, { field, limitField, limit, current, unit, metricLabel }, pts) {
+/** pts: [[x, throughput, metric, meets, failing], ...]; marks the current setting and, once the
+ *  engine's verdict is in, the setting it recommends (`recommended`; the advice says why); a point
+ *  that fails is labelled with the limits that fail it. */
+export function drawSizing(canvas, def, { field, limitField, limit, current, unit, metricLabel, recommended }, pts) {
   const t = theme();
-  const best = largestMeeting(pts);
+  const best = recommended ?? null;
   const hi = def.values[def.values.length - 1];
   const share = !!def.share;
   const why = (p) => (p[3] === false && p[4]?.length ? `✗ ${p[4].map((k) => LIMIT_WORDS[k] || k).join('+')}` : '');
@@ -125,16 +119,16 @@ export function drawSizing(canvas, def, { field, limitField, limit, current, uni
       { name: metricLabel, color: t.alt, axis: 'y2', points: pts.map((p) => [p[0], p[2], why(p)]), highlight: current },
     ],
     hlines: [{ y: limit, axis: 'y2', label: share ? `target ${Math.round(limit * 100)}%` : `${limitField.label} ${fmtTime(limit, unit)}`, color: t.bad, align: 'left' }],
-    marks: best != null ? [{ x: best, label: `largest that meets the SLO: ${best}`, color: t.good }] : [],
+    marks: best != null ? [{ x: best, label: `recommended: ${best}`, color: t.good }] : [],
     keys: [
       ...(pts.some((p) => why(p)) ? [{ symbol: '✗', text: 'fails: the limit named', color: t.alt }] : []),
       ...(current != null && def.values.includes(current) ? [{ symbol: '⬤', text: `current: ${current}` }] : []),
     ],
     pending: def.values.filter((x) => !pts.some((p) => p[0] === x)),
   });
-  canvas.setAttribute('aria-label', best != null
-    ? `Throughput and ${metricLabel} versus ${field.label}; ${best} is the largest setting that meets the SLO`
-    : `Throughput and ${metricLabel} versus ${field.label}; no setting meets the SLO`);
+  const none = pts.length === def.values.length && pts.every((p) => p[3] === false);
+  canvas.setAttribute('aria-label', `Throughput and ${metricLabel} versus ${field.label}`
+    + (best != null ? `; ${best} is the recommended setting` : none ? '; no setting meets the SLO' : ''));
   canvas.dataset.best = best == null ? '' : String(best);
   return best;
 }
