@@ -58,7 +58,7 @@ export function buildKV(form, presets, onChange, fitField, fit) {
       select('model', 'Model', [...Object.entries(models).map(([k, m]) => [k, m.label]), ['custom', 'custom shape']], shapeOf || 'custom'),
       select('gpu', 'GPU', [...Object.entries(gpus).map(([k, g]) => [k, g.label]), ['custom', 'custom']], 'custom'),
       select('dtype', 'Weights (dtype)', Object.keys(dtypes).map((k) => [k, k]), article.dtype || 'bf16'),
-      ...(fitField ? [select('fit', `${fitField.label} (${fitField.path})`, fitField.choices.map((c) => [c, c]), fit ?? fitField.default)] : [])),
+      ...(fitField ? [select('fit', fitField.label, fitField.choices.map((c) => [c, c]), fit ?? fitField.default)] : [])),
     num('layers', 'Layers', null, article.layers), num('kv_heads', 'KV heads', null, article.kv_heads),
     num('head_dim', 'Head dim', null, article.head_dim),
     num('gpu_gb', 'GPU memory', 'GB', article.gpu_bytes / 1e9), num('gpus', 'Tensor parallel (tensor_parallel_size)', 'GPUs', 1),

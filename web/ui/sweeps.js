@@ -164,7 +164,7 @@ export function renderAdvice(box, { rec, label, path, current, pts, unit, onAppl
     const m = p[5];
     const cell = (key, v, text) => make('td', { 'data-sizing': `${p[0]}.${key}`, 'data-value': v == null ? '' : String(v), text });
     return make('tr', { class: [p[3] ? 'ok' : 'fail', p[0] === current ? 'current' : ''].join(' ').trim() },
-      make('th', { text: `${p[0]}${p[0] === current ? ' (current)' : ''}` }),
+      make('th', p[0] === current ? { text: `${p[0]} ⬤`, title: 'the current setting' } : { text: String(p[0]) }),
       cell('throughput_tok_s', m.throughput_tok_s, Math.round(m.throughput_tok_s).toLocaleString('en-US')),
       cell('goodput_rps', m.goodput_rps, m.goodput_rps.toFixed(3)),
       cell('slo_attainment', m.slo_attainment, `${Math.round(100 * m.slo_attainment)}%`),
@@ -172,6 +172,8 @@ export function renderAdvice(box, { rec, label, path, current, pts, unit, onAppl
       cell('tpot.p95', m.tpot.p95, m.tpot.p95 == null ? '–' : fmtTime(m.tpot.p95, unit)),
       cell('itl.p95', m.itl.p95, m.itl.p95 == null ? '–' : fmtTime(m.itl.p95, unit)));
   });
-  box.append(make('table', { class: 'sizing-table' }, make('thead', {}, make('tr', {}, ...head.map((h) => make('th', { text: h })))),
-    make('tbody', {}, ...rows)));
+  // in its own scroller: on a phone the table is wider than the column, the page is not
+  box.append(make('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'every point of the sweep' },
+    make('table', { class: 'sizing-table' }, make('thead', {}, make('tr', {}, ...head.map((h) => make('th', { text: h })))),
+      make('tbody', {}, ...rows))));
 }
