@@ -239,3 +239,14 @@ def test_serve_flags_say_threshold_0():
     from py_engine.app.serve_flags import flags
     got = flags({"scheduler": "vllm", "server": {"chunk": 0}})
     assert got[got.index("--long-prefill-token-threshold") + 1] == "0"
+
+
+def test_slo_words_give_times_as_the_tables_do():
+    """The words said "931,318 ms" beside a table's "931.3 s": past a second, seconds, with the
+    page's rounding (web/draw/format.js fmtTime)."""
+    r = simulate({"scheduler": "continuous", "workload": {"requests": 200},
+                  "slo": {"ttft_ms": 2000}})
+    why = r["metrics"]["slo"]["why"]
+    p95 = r["metrics"]["ttft"]["p95"]
+    assert p95 > 10_000 and why.startswith("p95 TTFT is %.1f s > 2 s (" % (p95 / 1000)), why
+    assert " ms" not in why
