@@ -193,7 +193,8 @@ FIELDS = [
           "long_prefill_token_threshold, which vLLM ignores for a lone request); 0 = off, as "
           "vLLM's default: a prompt prefills whole (vllm: as far as the token budget allows).",
           min=0, max=65_536, unit="tokens", label="Chunk (long_prefill_token_threshold)", sweep=True,
-          slider=(16, 4096, 16), hint="Prompt tokens a sequence prefills per pass."),
+          slider=(0, 4096, 16),
+          hint="Prompt tokens a sequence prefills per pass; 0 = off (vLLM's default)."),
     Field("server.cost", "cost", "article",
           "Pass cost model: article (22.0 + 0.35*rows + 0.06*prefill_tokens ms), unit (1 per pass), "
           "custom {fixed_ms, per_row_ms, per_prefill_token_ms, per_context_token_ms} (what a "

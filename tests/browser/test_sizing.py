@@ -5,7 +5,8 @@ and the deployment panel chooses the roofline's fit. Every number is the native 
 
 from urllib.parse import urlsplit
 
-from support.page import flat_metrics, metrics_match, read_metrics, scenario_from_query, settle, wait_state
+from support.page import (flat_metrics, metrics_match, read_metrics, scenario_from_query, settle,
+                          wait_state)
 
 from py_engine.app.figures import FIGURES
 
