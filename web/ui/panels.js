@@ -53,19 +53,23 @@ export function buildKV(form, presets, onChange, fitField, fit) {
     return el('div', { class: 'field', 'data-field': `kv-${name}` }, el('label', { for: `kv-${name}` }, document.createTextNode(label), unit ? el('span', { class: 'unit', text: ` ${unit}` }) : null), i,
       el('p', { class: 'error', 'data-error-for': `kv-${name}` }));
   };
+  // the roofline's fit: only for a deployment (a preset model on a preset GPU), where it prices passes
+  const fitRow = fitField ? select('fit', fitField.label, fitField.choices.map((c) => [c, c]), fit ?? fitField.default) : null;
   form.replaceChildren(
     el('div', { class: 'presetrow' },
       select('model', 'Model', [...Object.entries(models).map(([k, m]) => [k, m.label]), ['custom', 'custom shape']], shapeOf || 'custom'),
       select('gpu', 'GPU', [...Object.entries(gpus).map(([k, g]) => [k, g.label]), ['custom', 'custom']], 'custom'),
       select('dtype', 'Weights (dtype)', Object.keys(dtypes).map((k) => [k, k]), article.dtype || 'bf16'),
-      ...(fitField ? [select('fit', fitField.label, fitField.choices.map((c) => [c, c]), fit ?? fitField.default)] : [])),
+      ...(fitRow ? [fitRow] : [])),
     num('layers', 'Layers', null, article.layers), num('kv_heads', 'KV heads', null, article.kv_heads),
     num('head_dim', 'Head dim', null, article.head_dim),
     num('gpu_gb', 'GPU memory', 'GB', article.gpu_bytes / 1e9), num('gpus', 'Tensor parallel (tensor_parallel_size)', 'GPUs', 1),
     num('gpu_mem_utilization', 'GPU memory used (gpu_memory_utilization)', '0–1', article.gpu_mem_utilization),
     num('weight_gb', 'Weight memory', 'GB', article.weight_bytes / 1e9), num('context_len', 'Context', 'tokens', article.context_len),
   );
-  const fire = () => onChange(params());
+  const deployed = () => inputs.model.value !== 'custom' && inputs.gpu.value !== 'custom';
+  const fire = () => { if (fitRow) fitRow.hidden = !deployed(); onChange(params()); };
+  if (fitRow) fitRow.hidden = !deployed();
   inputs.model.addEventListener('change', () => {
     const m = models[inputs.model.value];
     if (m) {
@@ -88,7 +92,7 @@ export function buildKV(form, presets, onChange, fitField, fit) {
   function params() {
     const p = { dtype: inputs.dtype.value, ...(inputs.fit ? { fit: inputs.fit.value } : {}) };
     // a preset model on a preset GPU is a deployment: the engine adds its pass times
-    if (inputs.model.value !== 'custom' && inputs.gpu.value !== 'custom') Object.assign(p, { model: inputs.model.value, gpu: inputs.gpu.value });
+    if (deployed()) Object.assign(p, { model: inputs.model.value, gpu: inputs.gpu.value });
     for (const k of NUMBERS) {
       const t = inputs[k].value.trim();
       const v = Number(t);
