@@ -131,7 +131,7 @@ function setCost(kind, terms) {
 
 // The side panels' buttons: "use as budget", "run on this deployment", "use the fitted cost model".
 function onUseKV(tokens) { setBudget(tokens); changed(); }
-function onDeploy(d) { setCost('roofline', d); setBudget('auto'); changed(); }
+function onDeploy(d, knobs) { setCost('roofline', d); setBudget('auto'); Object.assign(app.values, knobs); changed(); }
 function onCalibrated(c) {   // a fitted cost has no deployment: "auto" keeps the pool it resolved to
   const pool = app.values[ctx.schema.figures.kv.budget] === 'auto' ? poolOf(app.cmp) : null;
   setCost('custom', c); if (pool != null) setBudget(pool);

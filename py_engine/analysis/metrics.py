@@ -152,8 +152,8 @@ def slo_verdict(counts, n, slo, p95):
         why = "only %.0f%% of requests meet every limit at once" % (100 * counts["all"] / n)
     elif failing:
         k = failing[0]
-        why = "%s is %s ms > %s ms (%.0f%% of requests within; %.0f%% needed)" % (
-            P95_WORDS[k], _ms(p95[k]), _ms(slo[k]), 100 * limits[k], 100 * slo["attainment"])
+        why = "%s is %s > %s (%.0f%% of requests within; %.0f%% needed)" % (
+            P95_WORDS[k], _time(p95[k]), _time(slo[k]), 100 * limits[k], 100 * slo["attainment"])
     return {"attainment": counts["all"] / n, "target": slo["attainment"], "meets": meets,
             "limits": limits, "failing": failing, "why": why}
 
@@ -162,8 +162,17 @@ LIMITS = ("ttft_ms", "tpot_ms", "e2el_ms")
 P95_WORDS = {"ttft_ms": "p95 TTFT", "tpot_ms": "p95 TPOT", "e2el_ms": "p95 E2E latency"}
 
 
-def _ms(x):
-    return "%.1f" % x if x < 100 else "{:,.0f}".format(x)
+def _time(ms):
+    """A time in words as the page's tables show it (web/draw/format.js fmtTime and fmt): 58.3 ms,
+    547.6 ms, then seconds (4.76 s, 25.3 s, 165.0 s, 2 s), so prose and tables read alike."""
+    return _num(ms / 1000) + " s" if abs(ms) >= 1000 else _num(ms) + " ms"
+
+
+def _num(n):
+    a = abs(n)
+    if float(n).is_integer() or a >= 1000:
+        return "{:,.0f}".format(n)
+    return "%.1f" % n if a >= 10 else "%.2f" % n if a >= 1 else "0" if a == 0 else "%#.3g" % n
 
 
 def peak_in_flight(arrive, done):

@@ -9,6 +9,10 @@ line meets it). metrics["slo"]["failing"] names the limits that broke it.
 latency still fits (beyond it more slots buy throughput at the SLO's expense, or only preemptions
 once the KV cache is over-committed); for `rate` the highest load the server sustains within the
 SLO. `lowest` is the smallest (e.g. the fewest slots that keep queueing under the TTFT limit).
+The recommendation is neither: the smallest setting meeting the SLO that serves (within 1%) as
+much goodput as any that meets it (recommended_point), and settings that give the very same run
+are said to be the same ("peak concurrency was 40 running requests: any max_num_seqs >= 40 is
+the same").
 
 >>> verdicts = [(4, False), (8, True), (16, True), (32, False)]
 >>> pts = [{"value": v, "vllm": {"meets_slo": ok}} for v, ok in verdicts]
@@ -59,6 +63,7 @@ def annotate(result, schedulers, slo, label=None):
 
 
 OVERLOAD = 0.1      # a backlog of this share of the requests when the last one arrives
+ENOUGH = 1.01       # "as much": within 1% (goodput between settings, throughput rising)
 
 
 def recommend(result, name, label):
@@ -72,40 +77,73 @@ def recommend(result, name, label):
                for pt, k in zip(pts, n))
     load = None
     # does throughput still rise at the largest setting tried? then a larger one may serve more
-    rising = len(pts) > 1 and pts[-1][name]["served_rps"] > pts[-2][name]["served_rps"] * 1.01
+    rising = len(pts) > 1 and pts[-1][name]["served_rps"] > pts[-2][name]["served_rps"] * ENOUGH
     if over:
         load = "the load exceeds the deployment: %.2f req/s arrive, at most %.2f are served" % (
             pts[0][name]["offered_rps"], max(pt[name]["served_rps"] for pt in pts))
         if rising:
             load += ("; throughput still rises at %s = %s: try larger values"
                      % (label, shown(pts[-1]["value"])))
-    best_pt = best_point(pts, name)
-    best = None if best_pt is None else best_pt["value"]
-    if best_pt is None:
+    rec = recommended_point(pts, name)
+    best = None if rec is None else rec["value"]
+    if rec is None:
         text = "no %s tried meets the SLO: at %s, %s" % (label, shown(pts[-1]["value"]),
                                                          pts[-1][name]["slo"]["why"])
     else:
-        top = rank(best_pt)
-        above = [pt for pt in pts if rank(pt) > top]
-        if above:
-            text = "set %s to %s: at %s, %s" % (label, shown(best), shown(above[0]["value"]),
-                                                  above[0][name]["slo"]["why"])
-        else:
-            same = _same_from(pts, name)
-            if same is not best_pt:     # the largest settings all ran the same run
-                best = same["value"]
-                peak = same[name].get("peak_running")
-                text = ("set %s to %s: every setting from %s up gives the same run%s, and it "
-                        "meets the SLO" % (label, shown(best), shown(best),
-                                           " (at most %d requests ran at once)" % peak
-                                           if peak is not None else ""))
-            else:
-                low = min((pt for pt in pts if pt[name]["meets_slo"]), key=rank)
-                text = "set %s to %s, the largest tried, which meets the SLO" % (label, shown(best))
-                if rank(low) != top and all(pt[name]["meets_slo"] for pt in pts
-                                            if rank(pt) >= rank(low)):
-                    text += " (so does every setting from %s up)" % shown(low["value"])
+        slots = result.get("path") == "server.slots"
+        text = "set %s to %s" % (label, shown(best)) + _reasons(pts, name, label, rec, slots)
     return {"value": best, "text": text, "overloaded": over, "load": load, "rising": rising}
+
+
+def recommended_point(points, name):
+    """The smallest setting that meets the SLO and serves (within 1%) as much goodput as any
+    setting that meets it, or None. Under a load every setting keeps up with, that is the smallest
+    meeting the SLO (more slots only cost memory); when more of a setting still serves more, the
+    largest that does (so a rate sweep's answer stays the highest load sustained)."""
+    ok = [pt for pt in points if pt[name]["meets_slo"]]
+    if not ok:
+        return None
+    most = max(pt[name]["goodput_rps"] for pt in ok)
+    return min((pt for pt in ok if pt[name]["goodput_rps"] * ENOUGH >= most), key=rank)
+
+
+def _reasons(pts, name, label, rec, slots):
+    """Why `rec`, in words: the setting below it that fails (or serves less), what larger ones
+    add, where the SLO breaks above it, and the settings that do not bind (the same run). slots:
+    the sweep is of max_num_seqs, where a run whose peak of running requests is N is the run of
+    every max_num_seqs >= N (admission is the only place it binds)."""
+    top = rank(rec)
+    below = [pt for pt in pts if rank(pt) < top]
+    above = [pt for pt in pts if rank(pt) > top]
+    good = rec[name]["goodput_rps"]
+    out = []
+    if not below:
+        out.append("the smallest tried, and it meets the SLO")
+    elif not below[-1][name]["meets_slo"]:
+        out.append("at %s, %s" % (shown(below[-1]["value"]), below[-1][name]["slo"]["why"]))
+    else:
+        out.append("%s meets it too, with %s less goodput" % (
+            shown(below[-1]["value"]), _share(1 - below[-1][name]["goodput_rps"] / good)))
+    more = [pt[name]["goodput_rps"] for pt in above if pt[name]["meets_slo"]]
+    if more:
+        gain = max(more) / good - 1 if good else 0.0
+        out.append("larger settings that meet it " + (
+            "serve no more goodput" if gain <= 0 else "add at most %s goodput" % _share(gain)))
+    fail = [pt for pt in above if not pt[name]["meets_slo"]]
+    if fail:
+        out.append("at %s, %s" % (shown(fail[0]["value"]), fail[0][name]["slo"]["why"]))
+    same = _same_from(pts, name)
+    if same is not pts[-1] and all(pt[name]["meets_slo"] for pt in pts if rank(pt) >= rank(same)):
+        peak = same[name].get("peak_running")
+        out.append("peak concurrency was %d running requests: any %s ≥ %d is the same" % (
+            peak, label, peak) if slots and peak is not None else
+            "every setting from %s up gives the same run" % shown(same["value"]))
+    return ": " + "; ".join(out)
+
+
+def _share(x):
+    """A share in words: 1.01% (two decimals under 10%, so one just over 1% does not read 1.0%)."""
+    return "%.*f%%" % (2 if x < 0.1 else 1, 100 * x)
 
 
 # utilization is per slot: more idle slots lower it while every request's run stays the same

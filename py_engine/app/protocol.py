@@ -11,7 +11,9 @@ params: simulate {"scenario"}, compare {"scenario", "schedulers"?}, sweep {"scen
 "values", "schedulers"?}, sizing {"scenario", "param", "points", "schedulers"?} (api.sizing: the
 verdict of a sweep the page ran point by point), stall {"scenario"} (figures.stall), check
 {"quick"?: bool}, serve_flags {"scenario"} (serve_flags.py: {"command": "vllm serve ..."}), schema {},
-presets {}, story {} (presets.STORY), kv {...} (py_engine.model.kv), calibrate {"csv"},
+presets {}, story {} (presets.STORY), kv {..., "fit"?} (py_engine.model.kv; a preset model on a
+preset GPU adds "roofline": its pass times under the fit, and serve_defaults, vllm serve's batch
+defaults there as scenario fields: serve_flags.serve_defaults), calibrate {"csv"},
 parse_trace {"name", "text", "max_items"?} (scenario/tracefile.py: a trace file's requests),
 examples {} (policies/examples: the reference policies' sources, for the policy lab), papers
 {"ids"?: [check id, ...]} (app/papers/: published numbers recomputed, one check a slice).
@@ -52,7 +54,7 @@ from ..policies import examples
 from ..scenario import tracefile
 from ..scenario.presets import presets, story
 from . import figures, papers, plan
-from .serve_flags import serve_flags
+from .serve_flags import serve_defaults, serve_flags
 from .schema import schema
 
 
@@ -84,6 +86,8 @@ def _kv(params):
         try:
             r["roofline"] = roofline.examples(r["model"], r["gpu"], r["gpus"], r["dtype"],
                                               r["kv_dtype"], fit=fit)
+            # what "Run on this deployment" sets besides the cost: vllm serve's defaults there
+            r["roofline"]["serve_defaults"] = serve_defaults(r["gpu"])
         except ScenarioError as e:          # e.g. fp8 on a GPU without it: no pass times
             r["roofline"] = {"error": e.message}
     return r

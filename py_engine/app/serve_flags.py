@@ -25,12 +25,28 @@ Left out, as vLLM has no flag for them or they are not vLLM's:
 
 import shlex
 
-from ..data.deployments import MODELS
+from ..data.deployments import MODELS, vllm_serve_defaults
 from ..scenario.normalize import normalize
 
 _HF_PREFIX = "huggingface.co/"
 _DTYPE = {"bf16": "bfloat16", "fp16": "float16"}       # vLLM's --dtype choices
 _KV_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp8": "fp8"}  # CacheDType
+
+
+# vLLM's batch knobs and the scenario fields that are them
+KNOB_FIELDS = {"max_num_seqs": "server.slots",
+               "max_num_batched_tokens": "server.max_num_batched_tokens",
+               "long_prefill_token_threshold": "server.chunk"}
+
+
+def serve_defaults(gpu: str) -> dict:
+    """{"values": {field path: value}, "knobs": {vLLM name: value}, "rule": words}: the scenario
+    fields that make a run use `vllm serve`'s own batch defaults on `gpu` (vllm_serve_defaults:
+    the rule lives there), for the deployment panel's "Run on this deployment"."""
+    d = vllm_serve_defaults(gpu)
+    knobs = {k: d[k] for k in KNOB_FIELDS}
+    return {"values": {KNOB_FIELDS[k]: v for k, v in knobs.items()}, "knobs": knobs,
+            "rule": d["rule"]}
 
 
 def hf_id(model: str) -> str:
@@ -59,10 +75,9 @@ def flags(scenario: dict | None = None) -> list[str]:
             words += ["--dtype", _DTYPE[cost["dtype"]]]
         words += ["--kv-cache-dtype", _KV_DTYPE[cost["kv_dtype"]],
                   "--gpu-memory-utilization", "%g" % cost["gpu_memory_utilization"]]
-    words += ["--max-num-seqs", str(sv["slots"]),
-              "--max-num-batched-tokens", str(sv["max_num_batched_tokens"]),
-              "--long-prefill-token-threshold", str(sv["chunk"]),
-              "--block-size", str(sv["block_size"])]
+    for knob, path in KNOB_FIELDS.items():
+        words += ["--" + knob.replace("_", "-"), str(sv[path.split(".", 1)[1]])]
+    words += ["--block-size", str(sv["block_size"])]
     if isinstance(sv["kv_tokens"], int) and not isinstance(sv["kv_tokens"], bool):
         words += ["--num-gpu-blocks-override", str(sv["kv_tokens"] // sv["block_size"] + 1)]
     words += [_bool("enable-prefix-caching", sv["enable_prefix_caching"]),

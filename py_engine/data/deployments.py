@@ -121,3 +121,35 @@ GPUS = {
                "GPU architecture whitepaper (FP16/BF16 tensor with FP32 accumulate 165.2 dense "
                "TFLOPS; 24GB GDDR6X, 1,008 GB/s; no NVLink, PCIe Gen4 x16)"),
 }
+
+GIB = 1 << 30
+
+
+def vllm_serve_defaults(gpu: str) -> dict:
+    """`vllm serve`'s batch defaults on `gpu` (a GPUS key), as vLLM picks them when the command
+    gives no --max-num-seqs / --max-num-batched-tokens / --long-prefill-token-threshold.
+
+    vLLM's rule, read in vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults (the table) and
+    EngineArgs._set_default_max_num_seqs_and_batched_tokens_args (which applies it): a device of
+    at least 70 GiB whose name has no "a100" ("Setting large max_num_batched_tokens for A100
+    reduces throughput", vLLM PR #17885) gets, for UsageContext.OPENAI_API_SERVER (`vllm serve`),
+    max_num_seqs 1024 and max_num_batched_tokens 8192; any other GPU 256 and 2048 (the LLM class
+    gets 16384 / 8192 tokens instead: not the server). max_num_seqs is then min(it, the token
+    budget), a no-op here. long_prefill_token_threshold defaults to 0, off (vllm/config/
+    scheduler.py SchedulerConfig; the V1 scheduler caps a prefill only when 0 < threshold).
+    vLLM reads the device's total memory; the marketed decimal size (gb x 1e9) is a little below
+    it, and no preset lies near the 70 GiB line (the largest under it has 48 GB).
+
+    >>> [vllm_serve_defaults(g)["max_num_seqs"] for g in ("h100-80gb", "a100-80gb", "l40s-48gb")]
+    [1024, 256, 256]
+    """
+    g = GPUS[gpu]
+    big = g["gb"] * 10**9 >= 70 * GIB
+    a100 = "a100" in g["label"].lower()
+    large = big and not a100
+    return {"max_num_seqs": 1024 if large else 256,
+            "max_num_batched_tokens": 8192 if large else 2048,
+            "long_prefill_token_threshold": 0,
+            "rule": "vllm serve's defaults on " + (
+                "a GPU of at least 70 GiB that is not an A100" if large else
+                "an A100 (vLLM keeps the smaller ones there)" if big else "a GPU under 70 GiB")}

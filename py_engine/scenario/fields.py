@@ -41,13 +41,13 @@ class Field:
     __slots__ = ("path", "type", "default", "min", "max", "choices", "nullable", "unit", "label",
                  "hint", "description", "url", "flag", "applies_to", "when", "shown_if", "sweep",
                  "slider", "page_max", "control", "object_choices", "form", "shorthand", "aliases",
-                 "words", "url_codec")
+                 "words", "url_codec", "empty")
 
     def __init__(self, path, type, default, description, *, min=None, max=None, choices=None,
                  nullable=False, unit=None, label=None, hint="", url=None, flag=None,
                  applies_to=None, when=None, shown_if=None, sweep=False, slider=None,
                  page_max=None, control=True, object_choices=None, form=None, shorthand=False,
-                 aliases=(), words=(), url_codec=None):
+                 aliases=(), words=(), url_codec=None, empty=None):
         self.path, self.type, self.default, self.description = path, type, default, description
         self.min, self.max, self.choices, self.nullable = min, max, choices, nullable
         self.unit, self.hint = unit, hint
@@ -64,6 +64,8 @@ class Field:
         self.shorthand = shorthand          # the parent object may be given as just this value
         self.aliases = list(aliases)        # older names still read (key, URL name and flag)
         self.url_codec = url_codec          # "base64url": the URL carries base64url(UTF-8 text)
+        # what an empty (null) input means, in the page's placeholder: "unlimited" or "fitted"
+        self.empty = empty or ("unlimited" if nullable else None)
 
     @property
     def parent(self):
@@ -75,6 +77,8 @@ class Field:
 
 
 VLLM = ("vllm",)
+# the generator's fields are worth showing only while it makes the requests (no production trace)
+GENERATED = {"workload.trace.name": ["none"]}
 
 FIELDS = [
     Field("scheduler", "choice", "continuous",
@@ -95,32 +99,32 @@ FIELDS = [
     Field("workload.requests", "int", 64,
           "Number of generated requests (ignored when workload.items is given).",
           min=1, max=MAX_REQUESTS, unit="requests", label="Requests", sweep=True,
-          slider=(1, 512, 1), page_max=PAGE_MAX_REQUESTS),
+          slider=(1, 512, 1), page_max=PAGE_MAX_REQUESTS, shown_if=GENERATED),
     Field("workload.seed", "int", 0,
           "Seed of the trace generator; same seed, same trace, natively and in the browser.",
           min=0, max=2**32 - 1, label="Seed", sweep=True),
     Field("workload.skew", "float", 0.6,
           "Length skew: 0 = every request exactly the mean; larger = same mean, heavier tail.",
           min=0.0, max=0.95, label="Length skew", sweep=True, slider=(0, 0.95, 0.05),
-          hint="0 = every request the same length; higher = long tail."),
+          hint="0 = every request the same length; higher = long tail.", shown_if=GENERATED),
     Field("workload.output_mean", "int", 96,
           "Mean output length (the generator keeps it as skew grows).",
           min=1, max=100_000, unit="tokens", label="Mean output", sweep=True,
-          slider=(1, 1000, 1)),
+          slider=(1, 1000, 1), shown_if=GENERATED),
     Field("workload.prompt_mean", "int", 200, "Mean prompt length.",
-          min=1, max=1_000_000, unit="tokens", label="Mean prompt", sweep=True),
+          min=1, max=1_000_000, unit="tokens", label="Mean prompt", sweep=True, shown_if=GENERATED),
     Field("workload.arrival.kind", "choice", "burst",
           "Arrivals: burst (all at 0), poisson (rate req/s), gap (one every `every`).",
           choices=["burst", "poisson", "gap"], url="arrival", label="Arrivals", shorthand=True,
-          hint="burst = all at t = 0; poisson = random, at the rate below; gap = evenly spaced."),
+          hint="burst = all at t = 0; poisson = random, at the rate below; gap = evenly spaced.", shown_if=GENERATED),
     Field("workload.arrival.rate", "float", 20.0,
           "Poisson arrival rate (under the unit cost one pass counts as 1 ms).",
           min=1e-6, max=1e9, unit="req/s", label="Arrival rate", sweep=True,
-          when={"workload.arrival.kind": ["poisson"]}),
+          when={"workload.arrival.kind": ["poisson"]}, shown_if=GENERATED),
     Field("workload.arrival.every", "float", 50.0,
           "Gap between arrivals for kind=gap (ms, or passes under the unit cost).",
           min=0.0, max=1e6, unit="cost unit", label="Arrival gap", sweep=True,
-          when={"workload.arrival.kind": ["gap"]}),
+          when={"workload.arrival.kind": ["gap"]}, shown_if=GENERATED),
     Field("workload.prefix.kind", "choice", "none",
           "Shared prefixes: none; system (every request starts with one of `groups` system "
           "prompts of `tokens` tokens); conversation (requests are turns of conversations: each "
@@ -128,24 +132,24 @@ FIELDS = [
           "message).",
           choices=["none", "system", "conversation"], url="prefix", label="Shared prefixes",
           shorthand=True,
-          hint="Prompts that start alike: the prefix cache (vllm) computes them once."),
+          hint="Prompts that start alike: the prefix cache (vllm) computes them once.", shown_if=GENERATED),
     Field("workload.prefix.tokens", "int", 1024, "System prompt length (prepended to each prompt).",
           min=1, max=1_000_000, unit="tokens", label="System prompt", sweep=True,
-          when={"workload.prefix.kind": ["system"]}),
+          when={"workload.prefix.kind": ["system"]}, shown_if=GENERATED),
     Field("workload.prefix.groups", "int", 1,
           "Distinct system prompts; request i uses prompt i mod groups.",
           min=1, max=MAX_REQUESTS, label="System prompts", sweep=True,
-          when={"workload.prefix.kind": ["system"]}),
+          when={"workload.prefix.kind": ["system"]}, shown_if=GENERATED),
     Field("workload.prefix.turns", "int", 4,
           "Turns per conversation (request i is turn i mod turns of conversation i div turns, "
           "before sorting by arrival).",
           min=1, max=64, label="Turns", sweep=True,
-          when={"workload.prefix.kind": ["conversation"]}),
+          when={"workload.prefix.kind": ["conversation"]}, shown_if=GENERATED),
     Field("workload.prefix.think", "float", 2000.0,
           "Time between a conversation's turns (ms, or passes under the unit cost); its first "
           "turn arrives as the arrival process says.",
           min=0.0, max=1e6, unit="cost unit", label="Think time", sweep=True,
-          when={"workload.prefix.kind": ["conversation"]}),
+          when={"workload.prefix.kind": ["conversation"]}, shown_if=GENERATED),
     Field("workload.trace.name", "choice", "none",
           "A production trace instead of the generator: none, azure-code-2023 (8,819 requests) "
           "or azure-conv-2023 (19,366), the Azure LLM inference traces 2023 (Microsoft Azure, "
@@ -189,7 +193,8 @@ FIELDS = [
           "long_prefill_token_threshold, which vLLM ignores for a lone request); 0 = off, as "
           "vLLM's default: a prompt prefills whole (vllm: as far as the token budget allows).",
           min=0, max=65_536, unit="tokens", label="Chunk (long_prefill_token_threshold)", sweep=True,
-          slider=(16, 4096, 16), hint="Prompt tokens a sequence prefills per pass."),
+          slider=(0, 4096, 16),
+          hint="Prompt tokens a sequence prefills per pass; 0 = off (vLLM's default)."),
     Field("server.cost", "cost", "article",
           "Pass cost model: article (22.0 + 0.35*rows + 0.06*prefill_tokens ms), unit (1 per pass), "
           "custom {fixed_ms, per_row_ms, per_prefill_token_ms, per_context_token_ms} (what a "
@@ -235,37 +240,37 @@ FIELDS = [
     Field("server.cost.flops_eff", "float", None,
           "Roofline: achieved share of the peak tensor FLOPS in the linear layers; null = the "
           "fit's value (server.cost.fit; python -m py_engine validate).",
-          min=0.01, max=1.0, nullable=True, label="FLOPS efficiency", form="roofline",
+          min=0.01, max=1.0, nullable=True, label="FLOPS efficiency", form="roofline", empty="fitted",
           hint="Empty = fitted for this GPU."),
     Field("server.cost.attn_eff", "float", None,
           "Roofline: achieved share of the peak in attention; null = fitted for the GPU.",
-          min=0.01, max=1.0, nullable=True, label="Attention efficiency", form="roofline",
+          min=0.01, max=1.0, nullable=True, label="Attention efficiency", form="roofline", empty="fitted",
           hint="Empty = fitted."),
     Field("server.cost.bw_eff", "float", None,
           "Roofline: achieved share of the HBM bandwidth; null = fitted for the GPU.",
-          min=0.01, max=1.0, nullable=True, label="Bandwidth efficiency", form="roofline",
+          min=0.01, max=1.0, nullable=True, label="Bandwidth efficiency", form="roofline", empty="fitted",
           hint="Empty = fitted."),
     Field("server.cost.link_eff", "float", None,
           "Roofline: achieved share of the interconnect bandwidth in all-reduces; null = fitted.",
-          min=0.01, max=1.0, nullable=True, label="Link efficiency", form="roofline",
+          min=0.01, max=1.0, nullable=True, label="Link efficiency", form="roofline", empty="fitted",
           hint="Empty = fitted."),
     Field("server.cost.overhead_ms", "float", None,
           "Roofline: fixed time of every pass (scheduling, launches); null = fitted.",
           min=0.0, max=1000.0, nullable=True, unit="ms", label="Overhead per pass",
-          form="roofline", hint="Empty = fitted."),
+          form="roofline", empty="fitted", hint="Empty = fitted."),
     Field("server.cost.layer_us", "float", None,
           "Roofline: fixed time per layer per pass (kernel launches); null = fitted.",
           min=0.0, max=10_000.0, nullable=True, unit="us", label="Overhead per layer",
-          form="roofline", hint="Empty = fitted."),
+          form="roofline", empty="fitted", hint="Empty = fitted."),
     Field("server.cost.row_us", "float", None,
           "Roofline: fixed time per row per pass (the scheduler's and sampler's per-sequence "
           "work); null = fitted.",
           min=0.0, max=10_000.0, nullable=True, unit="us", label="Overhead per row",
-          form="roofline", hint="Empty = fitted."),
+          form="roofline", empty="fitted", hint="Empty = fitted."),
     Field("server.cost.allreduce_us", "float", None,
           "Roofline: latency of one all-reduce (two per layer when tp > 1); null = fitted.",
           min=0.0, max=10_000.0, nullable=True, unit="us", label="All-reduce latency",
-          form="roofline", hint="Empty = fitted."),
+          form="roofline", empty="fitted", hint="Empty = fitted."),
     Field("server.max_num_batched_tokens", "int", 2048,
           "vllm: per-pass token budget (decodes count 1, prefill chunks their size).",
           min=1, max=1_000_000, unit="tokens", label="Token budget / pass (max_num_batched_tokens)", applies_to=VLLM,

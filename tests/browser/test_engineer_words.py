@@ -30,7 +30,7 @@ def test_labels_name_vllms_knobs_alike_and_selects_show_whole_names(strict_page,
         assert f"({name})" in text, (cid, text)
     # the deployment panel names the same knobs as the sidebar
     for panel, sidebar in [("kv-gpus", "ctl-tp"), ("kv-gpu_mem_utilization", "ctl-gpu_mem"),
-                           ("kv-dtype", "ctl-dtype")]:
+                           ("kv-dtype", "ctl-dtype"), ("kv-fit", "ctl-fit")]:
         assert label_of(page, panel) == label_of(page, sidebar), (panel, sidebar)
     # no label pushes the sidebar wider than its box
     assert page.eval_on_selector("#controls", "c => c.scrollWidth <= c.clientWidth")
@@ -94,3 +94,28 @@ def test_copy_as_vllm_serve_flags(strict_page, site_url, native):
     assert page.evaluate("() => navigator.clipboard.readText()") == command
     assert page.input_value("#share-text") == command
     assert page.text_content("#export-status") == "vllm serve command copied."
+
+
+def test_empty_fields_say_what_empty_means_and_a_trace_hides_the_generator(strict_page, site_url):
+    """The roofline's fitted terms said "unlimited" when empty; the generator's fields stayed
+    editable while a production trace made the requests (and changed nothing)."""
+    page = strict_page
+    page.goto(f"{site_url}?{ROOFLINE}")
+    settle(page)
+    for cid in ["ctl-flops_eff", "ctl-bw_eff", "ctl-overhead_ms", "ctl-row_us"]:
+        assert page.get_attribute(f"#{cid}", "placeholder") == "fitted", cid
+    assert page.get_attribute("#ctl-kv_tokens", "placeholder") == "unlimited"
+    page.fill("#ctl-flops_eff", "fitted")           # the word it shows is read back as empty
+    page.press("#ctl-flops_eff", "Enter")
+    assert page.text_content("#ctl-flops_eff-err") == ""
+    generator = ["requests", "skew", "output_mean", "prompt_mean", "arrival"]
+    assert all(page.is_visible(f"#ctl-{c}") for c in generator)
+    page.select_option("#ctl-trace", "azure-conv-2023")
+    settle(page)
+    assert not any(page.is_visible(f"#ctl-{c}") for c in generator)
+    assert page.is_visible("#ctl-count") and page.is_visible("#ctl-seed")
+    page.select_option("#ctl-trace", "none")
+    settle(page)
+    assert all(page.is_visible(f"#ctl-{c}") for c in generator)
+    assert "flops_eff" not in scenario_from_query(urlsplit(page.url).query).get(
+        "server", {}).get("cost", {})

@@ -42,13 +42,43 @@ def test_a_null_best_value_is_recommended_as_no_limit():
 
 
 def test_settings_that_do_not_bind_recommend_the_smallest_that_gives_the_same_run():
-    """64 and 128 slots gave identical numbers (40 requests) and "the largest tried" was said."""
-    r = sweep({"scheduler": "vllm", "workload": {"requests": 40}}, "slots", [8, 16, 32, 64, 128],
-              ["vllm"])
+    """64 and 128 slots gave identical numbers (40 requests) and "the largest tried" was said.
+    Now: the smallest setting meeting the SLO with (within 1%) the most goodput, and the
+    identical runs named by their peak concurrency."""
+    values = [8, 16, 32, 64, 128]
+    r = sweep({"scheduler": "vllm", "workload": {"requests": 40}}, "slots", values, ["vllm"])
     rec = r["recommendation"]["vllm"]
-    assert rec["value"] == 64 and "every setting from 64 up gives the same run" in rec["text"]
-    assert "at most 40 requests ran at once" in rec["text"]
-    assert r["points"][-1]["vllm"]["peak_running"] == 40
+    pts = {pt["value"]: pt["vllm"] for pt in r["points"]}
+    ok = [v for v in values if pts[v]["meets_slo"]]
+    most = max(pts[v]["goodput_rps"] for v in ok)
+    assert rec["value"] == min(v for v in ok if pts[v]["goodput_rps"] >= most / 1.01) == 32
+    same = [{k: v for k, v in pts[n].items() if k != "utilization"} for n in (64, 128)]
+    assert same[0] == same[1] and pts[128]["peak_running"] == 40      # utilization is per slot
+    assert ("peak concurrency was 40 running requests: any max_num_seqs ≥ 40 is the same"
+            in rec["text"])
+    assert "the largest tried" not in rec["text"]
+    # the claim holds: max_num_seqs 40 (not swept) runs the very same requests as 128
+    at = {n: simulate({"scheduler": "vllm", "workload": {"requests": 40},
+                       "server": {"slots": n}})["requests"] for n in (40, 128)}
+    assert at[40] == at[128]
+
+
+def test_a_load_every_setting_keeps_up_with_recommends_the_smallest_meeting_the_slo():
+    """On one H100 (vllm serve's 1,024 slots) a light load is met from 16 slots up with the same
+    goodput: 16, not 1,024 or "the largest tried"."""
+    sc = {"scheduler": "vllm", "workload": {"requests": 60, "arrival": {"kind": "poisson",
+                                                                          "rate": 4.0}},
+          "server": {"cost": {"kind": "roofline", "model": "llama-3.1-8b", "gpu": "h100-80gb"},
+                     "kv_tokens": "auto"}}
+    values = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+    r = sweep(sc, "slots", values, ["vllm"])
+    pts = {pt["value"]: pt["vllm"] for pt in r["points"]}
+    ok = [v for v in values if pts[v]["meets_slo"]]
+    rec = r["recommendation"]["vllm"]
+    assert rec["value"] == min(ok) < r["best"]["vllm"] == 1024
+    assert rec["text"].startswith("set max_num_seqs to %d: at %d, " % (min(ok), values[
+        values.index(min(ok)) - 1]))
+    assert "larger settings that meet it" in rec["text"]
 
 
 def test_an_overload_that_more_slots_still_relieve_says_so():
@@ -209,3 +239,14 @@ def test_serve_flags_say_threshold_0():
     from py_engine.app.serve_flags import flags
     got = flags({"scheduler": "vllm", "server": {"chunk": 0}})
     assert got[got.index("--long-prefill-token-threshold") + 1] == "0"
+
+
+def test_slo_words_give_times_as_the_tables_do():
+    """The words said "931,318 ms" beside a table's "931.3 s": past a second, seconds, with the
+    page's rounding (web/draw/format.js fmtTime)."""
+    r = simulate({"scheduler": "continuous", "workload": {"requests": 200},
+                  "slo": {"ttft_ms": 2000}})
+    why = r["metrics"]["slo"]["why"]
+    p95 = r["metrics"]["ttft"]["p95"]
+    assert p95 > 10_000 and why.startswith("p95 TTFT is %.1f s > 2 s (" % (p95 / 1000)), why
+    assert " ms" not in why

@@ -93,3 +93,38 @@ def test_labels_carry_vllms_knob_names(path, name):
     label = fields.BY_PATH[path].label
     assert label.endswith("(%s)" % name), label
     assert _words(fields.BY_PATH[path]) == name
+
+
+# vLLM's table, read in vllm/engine/arg_utils.py EngineArgs.get_batch_defaults for
+# UsageContext.OPENAI_API_SERVER, per GPU preset: (max_num_seqs, max_num_batched_tokens)
+VLLM_SERVE = {"a100-80gb": (256, 2048), "a100-40gb": (256, 2048), "h100-80gb": (1024, 8192),
+              "h200-141gb": (1024, 8192), "l40s-48gb": (256, 2048), "b200-180gb": (1024, 8192),
+              "l4-24gb": (256, 2048), "rtx-4090-24gb": (256, 2048)}
+
+
+def test_vllm_serve_defaults_per_gpu():
+    from py_engine.data.deployments import GPUS, vllm_serve_defaults
+    assert set(VLLM_SERVE) == set(GPUS)
+    for gpu, (seqs, tokens) in VLLM_SERVE.items():
+        d = vllm_serve_defaults(gpu)
+        assert (d["max_num_seqs"], d["max_num_batched_tokens"]) == (seqs, tokens), gpu
+        assert d["long_prefill_token_threshold"] == 0
+
+
+def test_run_on_this_deployment_gets_the_defaults_as_scenario_fields():
+    """The kv answer (the deployment panel) carries the fields "Run on this deployment" sets: the
+    page applies them, it does not know the rule."""
+    from py_engine.app import protocol
+    from py_engine.app.serve_flags import flags
+    for gpu, (seqs, tokens) in VLLM_SERVE.items():
+        out = protocol.handle({"method": "kv", "params": {"model": "llama-3.1-8b", "gpu": gpu}})
+        assert out["ok"], out
+        got = out["result"]["roofline"]["serve_defaults"]
+        assert got["values"] == {"server.slots": seqs, "server.max_num_batched_tokens": tokens,
+                                 "server.chunk": 0}
+        # a scenario with those values is the command vllm serve runs without these flags
+        sc = {"scheduler": "vllm", "server": {"slots": seqs, "max_num_batched_tokens": tokens,
+                                              "chunk": 0}}
+        words = flags(sc)
+        for knob, v in got["knobs"].items():
+            assert words[words.index("--" + knob.replace("_", "-")) + 1] == str(v)

@@ -15,7 +15,8 @@ export function lineChart(canvas, spec) {
   const t = theme();
   const { ctx, w, h } = setupCanvas(canvas, (spec.height ?? 240) * t.scale * t.heightScale);
   const k = t.scale;
-  const m = { l: 52 * k, r: spec.y2 ? 56 * k : 16, t: (spec.keys?.length ? 36 : 22) * k, b: 38 * k };
+  const legend = layoutLegend(ctx, spec, w, k);
+  const m = { l: 52 * k, r: spec.y2 ? 56 * k : 16, t: Math.max(22 * k, legend.bottom + 5 * k), b: 38 * k };
   const pw = Math.max(10, w - m.l - m.r), ph = Math.max(10, h - m.t - m.b);
 
   const xs = spec.x;
@@ -54,11 +55,15 @@ export function lineChart(canvas, spec) {
   }
   const xticks = xs.ticks || niceTicks(xs.min, xs.max, Math.max(2, Math.floor(pw / 70)));
   ctx.textAlign = 'center'; ctx.textBaseline = 'top'; ctx.fillStyle = t.muted; ctx.strokeStyle = t.faint;
-  for (const v of xticks) {
+  // too many labels for the width (1 … 1,024 on a phone): every step-th one, the last always
+  const labels = xticks.map((v) => (xs.fmt || fmt)(v));
+  const widest = maxOf(labels.map((l) => ctx.measureText(l).width), 0);
+  const step = Math.max(1, Math.ceil((widest + 6) / (pw / Math.max(1, xticks.length - 1))));
+  xticks.forEach((v, i) => {
     const x = Math.round(X(v)) + 0.5;
     ctx.beginPath(); ctx.moveTo(x, m.t + ph); ctx.lineTo(x, m.t + ph + 4); ctx.stroke();
-    ctx.fillText((xs.fmt || fmt)(v), x, m.t + ph + 6);
-  }
+    if ((xticks.length - 1 - i) % step === 0) ctx.fillText(labels[i], x, m.t + ph + 6);
+  });
   ctx.strokeStyle = t.muted;
   ctx.beginPath(); ctx.moveTo(m.l + 0.5, m.t); ctx.lineTo(m.l + 0.5, m.t + ph + 0.5); ctx.lineTo(m.l + pw, m.t + ph + 0.5); ctx.stroke();
 
@@ -120,25 +125,38 @@ export function lineChart(canvas, spec) {
     }
   }
 
-  // Series legend (top, after the y title).
-  ctx.font = font(11, 600);
-  let lx = Math.max(m.l + 8, 4 + ctx.measureText(spec.y.label).width + 14);
+  // Series legend, then the keys for the marks (top, after the y title), as laid out above.
   ctx.font = font(11); ctx.textBaseline = 'top'; ctx.textAlign = 'left';
-  for (const s of spec.series) {
-    if (!s.name) continue;
-    ctx.fillStyle = s.color; ctx.fillRect(lx, 7 * k, 12 * k, 3 * k);
-    ctx.fillStyle = t.ink; ctx.fillText(s.name, lx + 16 * k, 3);
-    lx += 28 * k + ctx.measureText(s.name).width;
-  }
-  // Keys for the marks, after the series (on a second line when the first is full).
-  let ky = 3;
-  const right = spec.y2 ? w - 4 - ctx.measureText(spec.y2.label).width - 16 : w - 4;
-  for (const key of spec.keys || []) {
-    const text = `${key.symbol} ${key.text}`;
-    const tw = ctx.measureText(text).width;
-    if (lx + tw > right) { lx = m.l + 8; ky += 14 * k; }
-    ctx.fillStyle = key.color || t.ink; ctx.fillText(text, lx, ky);
-    lx += tw + 14 * k;
+  for (const it of legend.items) {
+    if (it.series) {
+      ctx.fillStyle = it.series.color; ctx.fillRect(it.x, it.y + 4 * k, 12 * k, 3 * k);
+      ctx.fillStyle = t.ink; ctx.fillText(it.series.name, it.x + 16 * k, it.y);
+    } else {
+      ctx.fillStyle = it.key.color || t.ink; ctx.fillText(it.text, it.x, it.y);
+    }
   }
   return { X, Y: sy.Y, Y2: sy2?.Y };
+}
+
+/** Where the legend's entries go: the series after the y title, then the keys, each line
+ *  wrapping before the right edge (or the y2 title), so none overprints another or the titles;
+ *  `bottom`: where the last line ends (the plot starts below it). */
+function layoutLegend(ctx, spec, w, k) {
+  ctx.font = font(11, 600);
+  const first = Math.max(52 * k + 8, 4 + ctx.measureText(spec.y.label).width + 14);
+  const right = spec.y2 ? w - 4 - ctx.measureText(spec.y2.label).width - 16 : w - 4;
+  ctx.font = font(11);
+  const items = [];
+  let x = first, y = 3;
+  const place = (width, item) => {
+    if (x + width > right && x > 52 * k + 8) { x = 52 * k + 8; y += 14 * k; }
+    items.push({ ...item, x, y });
+    x += width + 12 * k;
+  };
+  for (const s of spec.series) if (s.name) place(16 * k + ctx.measureText(s.name).width, { series: s });
+  for (const key of spec.keys || []) {
+    const text = `${key.symbol} ${key.text}`;
+    place(ctx.measureText(text).width, { key, text });
+  }
+  return { items, bottom: items.length ? y + 14 * k : 3 };
 }

@@ -66,7 +66,7 @@ export function parseField(f, text) {
     return fail();
   }
   if ((f.words || []).includes(raw.toLowerCase())) return { value: raw.toLowerCase() };
-  if (f.nullable && (raw === '' || /^(null|none|unlimited|∞)$/i.test(raw))) return { value: null };
+  if (f.nullable && (raw === '' || /^(null|none|unlimited|∞)$/i.test(raw) || raw.toLowerCase() === f.empty)) return { value: null };
   // Digits only: "1,5" or "2_000" is refused rather than guessed (a decimal comma? a separator?).
   if (raw === '' || !NUMBER.test(raw)) return fail();
   const n = Number(raw);

@@ -41,7 +41,7 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
       input = el('input', {
         id, name: f.url, type: 'text', inputmode: { float: 'decimal', int: 'numeric' }[f.type] || 'text',
         autocomplete: 'off', spellcheck: 'false', 'aria-describedby': `${id}-err ${id}-hint`,
-        placeholder: f.nullable ? 'unlimited' : null,
+        placeholder: f.nullable ? f.empty : null,   // what empty means: unlimited, fitted
       });
     }
     row.append(input);

@@ -32,8 +32,9 @@ export function renderStall(container, res) {
 const NUMBERS = ['layers', 'kv_heads', 'head_dim', 'gpu_gb', 'gpus', 'gpu_mem_utilization', 'weight_gb', 'context_len'];
 const BYTES = { gpu_gb: 'gpu_bytes', weight_gb: 'weight_bytes' };
 
-/** presets: the engine's kv presets {models, gpus, dtypes, article}; the form starts at the article. */
-export function buildKV(form, presets, onChange) {
+/** presets: the engine's kv presets {models, gpus, dtypes, article}; the form starts at the article.
+ *  fitField: the schema's server.cost.fit (the roofline's fit: its choices, label and value). */
+export function buildKV(form, presets, onChange, fitField, fit) {
   const { models = {}, gpus = {}, dtypes = { bf16: 2 }, article = {} } = presets || {};
   // The article's model is named by its shape (Llama-3-8B: 32 layers, 8 KV heads, head dim 128).
   const shapeOf = Object.keys(models).find((k) => ['layers', 'kv_heads', 'head_dim'].every((d) => models[k][d] === article[d]));
@@ -52,18 +53,23 @@ export function buildKV(form, presets, onChange) {
     return el('div', { class: 'field', 'data-field': `kv-${name}` }, el('label', { for: `kv-${name}` }, document.createTextNode(label), unit ? el('span', { class: 'unit', text: ` ${unit}` }) : null), i,
       el('p', { class: 'error', 'data-error-for': `kv-${name}` }));
   };
+  // the roofline's fit: only for a deployment (a preset model on a preset GPU), where it prices passes
+  const fitRow = fitField ? select('fit', fitField.label, fitField.choices.map((c) => [c, c]), fit ?? fitField.default) : null;
   form.replaceChildren(
     el('div', { class: 'presetrow' },
       select('model', 'Model', [...Object.entries(models).map(([k, m]) => [k, m.label]), ['custom', 'custom shape']], shapeOf || 'custom'),
       select('gpu', 'GPU', [...Object.entries(gpus).map(([k, g]) => [k, g.label]), ['custom', 'custom']], 'custom'),
-      select('dtype', 'Weights (dtype)', Object.keys(dtypes).map((k) => [k, k]), article.dtype || 'bf16')),
+      select('dtype', 'Weights (dtype)', Object.keys(dtypes).map((k) => [k, k]), article.dtype || 'bf16'),
+      ...(fitRow ? [fitRow] : [])),
     num('layers', 'Layers', null, article.layers), num('kv_heads', 'KV heads', null, article.kv_heads),
     num('head_dim', 'Head dim', null, article.head_dim),
     num('gpu_gb', 'GPU memory', 'GB', article.gpu_bytes / 1e9), num('gpus', 'Tensor parallel (tensor_parallel_size)', 'GPUs', 1),
     num('gpu_mem_utilization', 'GPU memory used (gpu_memory_utilization)', '0–1', article.gpu_mem_utilization),
     num('weight_gb', 'Weight memory', 'GB', article.weight_bytes / 1e9), num('context_len', 'Context', 'tokens', article.context_len),
   );
-  const fire = () => onChange(params());
+  const deployed = () => inputs.model.value !== 'custom' && inputs.gpu.value !== 'custom';
+  const fire = () => { if (fitRow) fitRow.hidden = !deployed(); onChange(params()); };
+  if (fitRow) fitRow.hidden = !deployed();
   inputs.model.addEventListener('change', () => {
     const m = models[inputs.model.value];
     if (m) {
@@ -74,6 +80,7 @@ export function buildKV(form, presets, onChange) {
   });
   inputs.gpu.addEventListener('change', () => { const g = gpus[inputs.gpu.value]; if (g) inputs.gpu_gb.value = String(g.gpu_bytes / 1e9); fire(); });
   inputs.dtype.addEventListener('change', () => inputs.model.dispatchEvent(new Event('change')));
+  inputs.fit?.addEventListener('change', fire);
   for (const k of NUMBERS) {
     inputs[k].addEventListener('change', () => {
       if (['layers', 'kv_heads', 'head_dim', 'weight_gb'].includes(k)) inputs.model.value = 'custom';
@@ -83,9 +90,9 @@ export function buildKV(form, presets, onChange) {
   }
   /** The protocol params: explicit numbers (they win over presets in the engine). */
   function params() {
-    const p = { dtype: inputs.dtype.value };
+    const p = { dtype: inputs.dtype.value, ...(inputs.fit ? { fit: inputs.fit.value } : {}) };
     // a preset model on a preset GPU is a deployment: the engine adds its pass times
-    if (inputs.model.value !== 'custom' && inputs.gpu.value !== 'custom') Object.assign(p, { model: inputs.model.value, gpu: inputs.gpu.value });
+    if (deployed()) Object.assign(p, { model: inputs.model.value, gpu: inputs.gpu.value });
     for (const k of NUMBERS) {
       const t = inputs[k].value.trim();
       const v = Number(t);
@@ -118,7 +125,10 @@ export function renderKV(container, res, onUse, onDeploy) {
   let deployment = null;
   if (rf && !rf.error) {
     const use = el('button', { type: 'button', id: 'btn-deploy-use', text: `Run on this deployment (${rf.deployment})` });
-    use.addEventListener('click', () => onDeploy({ model: res.model, gpu: res.gpu, tp: res.gpus, dtype: res.dtype, kv_dtype: res.kv_dtype, gpu_memory_utilization: res.gpu_mem_utilization }));
+    // the cost, and vllm serve's own batch defaults on this GPU (the engine's rule: serve_defaults)
+    const sd = rf.serve_defaults;
+    use.addEventListener('click', () => onDeploy({ model: res.model, gpu: res.gpu, tp: res.gpus, dtype: res.dtype, kv_dtype: res.kv_dtype, gpu_memory_utilization: res.gpu_mem_utilization, fit: rf.fit }, sd.values));
+    const knobs = Object.entries(sd.knobs).map(([k, v]) => `${k} ${fmt(v)}`).join(', ');
     const ms = (v) => `${v.toFixed(1)} ms`;
     deployment = el('div', { class: 'deployment' },
       el('p', {}, document.createTextNode(`On ${rf.deployment}, the roofline model gives a decode pass of `),
@@ -129,9 +139,10 @@ export function renderKV(container, res, onUse, onDeploy) {
         el('b', { 'data-stat': 'roofline.prefill_ms', 'data-value': String(rf.prefill_ms), text: ms(rf.prefill_ms) }),
         document.createTextNode(` to prefill one ${fmt(rf.context)}-token prompt.`)),
       use,
+      el('p', { class: 'muted', 'data-stat': 'roofline.serve_defaults', text: `It runs with ${knobs}: ${sd.rule} (vllm/engine/arg_utils.py).` }),
       el('p', { class: 'what' }, document.createTextNode('The model: weights and KV over HBM bandwidth, FLOPs over peak, all-reduces over the interconnect, fixed overheads; efficiencies and overheads from the fit '),
         el('b', { 'data-stat': 'roofline.fit', 'data-value': rf.fit, text: rf.fit }),
-        document.createTextNode(` (${FIT_WORDS[rf.fit] ?? ''}; change it with the cost model's "Fitted to" control, python -m py_engine validate). It leaves out ${rf.leaves_out}. Calibrate it with your own numbers below.`)));
+        document.createTextNode(` (${FIT_WORDS[rf.fit] ?? ''}; choose it above, "Fitted to"; python -m py_engine validate). It leaves out ${rf.leaves_out}. Calibrate it with your own numbers below.`)));
   } else if (rf?.error) {
     deployment = el('p', { class: 'error', text: rf.error });
   }

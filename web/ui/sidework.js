@@ -19,7 +19,8 @@ const WAIT_ENGINE_MS = 1500;   // at start, the side figures wait this long at m
 /**
  * ctx: {source, schema, fields, page (the page's context: state/context.js), root,
  *       state: () => ({values, view, lanes, cmp}),
- *       onUseKV(tokens), onApply(path, value), onDeploy(deployment), onCalibrated(cost)}.
+ *       onUseKV(tokens), onApply(path, value), onDeploy(cost terms, {field path: value}),
+ *       onCalibrated(cost)}.
  *       Returns {begin(embed), start(), live(), show(), cancel(), redraw(), runCheck()}.
  */
 export function createSideWork(ctx) {
@@ -73,15 +74,15 @@ export function createSideWork(ctx) {
     const pick = $(`${name}-param`);
     if (pick) pick.value = def.param;
     const f = field(def.param), current = st.values[def.param];
+    const done = pts.length === def.values.length;
     drawSizing(canvas, def, {
       field: f, limitField: field(def.limit), limit: st.values[def.limit],
-      current, unit, metricLabel: def.metric_label,
+      current, unit, metricLabel: def.metric_label, recommended: done ? verdicts[name]?.value : null,
     }, pts);
     const lat = $(`chart-${name}-latency`);
     if (lat) drawLatency(lat, def, { field: f, current, values: st.values }, pts);
     const box = $(`${name}-advice`);
     if (box) {
-      const done = pts.length === def.values.length;
       renderAdvice(box, { rec: done ? verdicts[name] ?? null : null, label: fieldWords(f), path: def.param, current, pts, unit, onApply: ctx.onApply });
     }
   }
@@ -199,7 +200,7 @@ export function createSideWork(ctx) {
   async function initKV() {
     let presets = null;
     try { presets = await source.call(KV_PRESETS.method, KV_PRESETS.params); } catch { /* the form still works */ }
-    kvForm = buildKV($('kv-form'), presets, (params) => runKV(params));
+    kvForm = buildKV($('kv-form'), presets, (params) => runKV(params), field('server.cost.fit'), ctx.state().values['server.cost.fit']);
     runKV(null);
   }
 

@@ -99,18 +99,12 @@ export function sloRule(fields, values, unit) {
   return `${share} within ${limits.length ? limits.join(' and ') : 'no limit'}`;
 }
 
-/** The largest swept value the engine says meets the SLO. */
-function largestMeeting(pts) {
-  let best = null;
-  for (const p of pts) if (p[3] && (best == null || p[0] > best)) best = p[0];
-  return best;
-}
-
-/** pts: [[x, throughput, metric, meets, failing], ...]; marks the current setting and the largest
- *  meeting the SLO; a point that fails is labelled with the limits that fail it. */
-export function drawSizing(canvas, def, { field, limitField, limit, current, unit, metricLabel }, pts) {
+/** pts: [[x, throughput, metric, meets, failing], ...]; marks the current setting and, once the
+ *  engine's verdict is in, the setting it recommends (`recommended`; the advice says why); a point
+ *  that fails is labelled with the limits that fail it. */
+export function drawSizing(canvas, def, { field, limitField, limit, current, unit, metricLabel, recommended }, pts) {
   const t = theme();
-  const best = largestMeeting(pts);
+  const best = recommended ?? null;
   const hi = def.values[def.values.length - 1];
   const share = !!def.share;
   const why = (p) => (p[3] === false && p[4]?.length ? `✗ ${p[4].map((k) => LIMIT_WORDS[k] || k).join('+')}` : '');
@@ -125,16 +119,16 @@ export function drawSizing(canvas, def, { field, limitField, limit, current, uni
       { name: metricLabel, color: t.alt, axis: 'y2', points: pts.map((p) => [p[0], p[2], why(p)]), highlight: current },
     ],
     hlines: [{ y: limit, axis: 'y2', label: share ? `target ${Math.round(limit * 100)}%` : `${limitField.label} ${fmtTime(limit, unit)}`, color: t.bad, align: 'left' }],
-    marks: best != null ? [{ x: best, label: `largest that meets the SLO: ${best}`, color: t.good }] : [],
+    marks: best != null ? [{ x: best, label: `recommended: ${best}`, color: t.good }] : [],
     keys: [
       ...(pts.some((p) => why(p)) ? [{ symbol: '✗', text: 'fails: the limit named', color: t.alt }] : []),
       ...(current != null && def.values.includes(current) ? [{ symbol: '⬤', text: `current: ${current}` }] : []),
     ],
     pending: def.values.filter((x) => !pts.some((p) => p[0] === x)),
   });
-  canvas.setAttribute('aria-label', best != null
-    ? `Throughput and ${metricLabel} versus ${field.label}; ${best} is the largest setting that meets the SLO`
-    : `Throughput and ${metricLabel} versus ${field.label}; no setting meets the SLO`);
+  const none = pts.length === def.values.length && pts.every((p) => p[3] === false);
+  canvas.setAttribute('aria-label', `Throughput and ${metricLabel} versus ${field.label}`
+    + (best != null ? `; ${best} is the recommended setting` : none ? '; no setting meets the SLO' : ''));
   canvas.dataset.best = best == null ? '' : String(best);
   return best;
 }
@@ -170,7 +164,7 @@ export function renderAdvice(box, { rec, label, path, current, pts, unit, onAppl
     const m = p[5];
     const cell = (key, v, text) => make('td', { 'data-sizing': `${p[0]}.${key}`, 'data-value': v == null ? '' : String(v), text });
     return make('tr', { class: [p[3] ? 'ok' : 'fail', p[0] === current ? 'current' : ''].join(' ').trim() },
-      make('th', { text: `${p[0]}${p[0] === current ? ' (current)' : ''}` }),
+      make('th', p[0] === current ? { text: `${p[0]} ⬤`, title: 'the current setting' } : { text: String(p[0]) }),
       cell('throughput_tok_s', m.throughput_tok_s, Math.round(m.throughput_tok_s).toLocaleString('en-US')),
       cell('goodput_rps', m.goodput_rps, m.goodput_rps.toFixed(3)),
       cell('slo_attainment', m.slo_attainment, `${Math.round(100 * m.slo_attainment)}%`),
@@ -178,6 +172,8 @@ export function renderAdvice(box, { rec, label, path, current, pts, unit, onAppl
       cell('tpot.p95', m.tpot.p95, m.tpot.p95 == null ? '–' : fmtTime(m.tpot.p95, unit)),
       cell('itl.p95', m.itl.p95, m.itl.p95 == null ? '–' : fmtTime(m.itl.p95, unit)));
   });
-  box.append(make('table', { class: 'sizing-table' }, make('thead', {}, make('tr', {}, ...head.map((h) => make('th', { text: h })))),
-    make('tbody', {}, ...rows)));
+  // in its own scroller: on a phone the table is wider than the column, the page is not
+  box.append(make('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'every point of the sweep' },
+    make('table', { class: 'sizing-table' }, make('thead', {}, make('tr', {}, ...head.map((h) => make('th', { text: h })))),
+      make('tbody', {}, ...rows))));
 }
