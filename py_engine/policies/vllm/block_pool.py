@@ -384,6 +384,7 @@ class PrefixCachePool:
             cached, keys = self._release_shared(cached, keys)
         self.in_use -= len(t) - nc + len(cached)
         queue.push_front(t[:nc - 1:-1] if nc else t[::-1])   # hold no hash (never shared)
+        own = 0
         if finished:                     # own keys: only this request could hit them
             own = nc - min(nc, self.keys.own_from(rid))     # never shared: all still here
             if own:
@@ -391,9 +392,10 @@ class PrefixCachePool:
                 if self.total is None:
                     queue.drop(cached[len(cached) - own:][::-1])
                     cached, keys = cached[:-own], keys[:-own]
+                    own = 0
                 else:
                     keys[-own:] = repeat(None, own)
-        queue.push_back(cached[::-1], keys[::-1])
+        queue.push_back(cached[::-1], keys[::-1], own)   # its own blocks first, hashes gone
 
     def _release_shared(self, blocks, keys):
         """A table's cached blocks that other tables hold too lose one holder and stay; ->
