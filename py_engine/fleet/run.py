@@ -53,7 +53,7 @@ class Replica:
         self.sim = sim = Sim(own, scenario["server"]["slots"], cost, seg_cap, log_cap)
         sim.open = True
         self.policy = (policy or policy_class(scenario))(sim, scenario, own)
-        self.plan = None              # (k, cost, K, a, b, cuttable): a run held for the router
+        self.plan = None              # a run held for the router (_held)
         self.last_end = (0, 0)        # (end, requests done there) of the last run executed
         self.snapshots = deque()      # (time, waiting, running, kv tokens) at each decision
         self.kv_pool = scenario.kv_pool
@@ -65,8 +65,8 @@ class Replica:
         sim, policy = self.sim, self.policy
         while True:
             if self.plan is not None:
-                k, cost, K, a, b, _ = self.plan
-                if t is not None and sim.now + _elapsed(k - 1, cost, K, a, b) >= t:
+                k, cost, K, a, b, _, last = self.plan
+                if t is not None and last >= t:
                     return                      # pass k starts at or after t: hold it
                 self.plan = None
                 done = sim.n_done
@@ -85,7 +85,7 @@ class Replica:
                     return
                 continue
             cuttable = not sim.waiting and policy.wants_arrivals()
-            self.plan = _plan_without_arrivals(sim, policy) + (cuttable,)
+            self.plan = _held(sim, _plan_without_arrivals(sim, policy), cuttable)
             self._snapshot()
 
     def send(self, fleet_id, arrive, prompt, out, trace, chain, remote=0):
@@ -106,10 +106,10 @@ class Replica:
         self.policy.grow()
         plan = self.plan
         if plan is not None and plan[5] and sim.next_arrival == sim.n - 1:
-            k, cost, K, a, b, _ = plan
+            k, cost, K, a, b, _, _ = plan
             ka = _first_pass_at(arrive - sim.now, cost, K, a, b, k)
             if ka < k:
-                self.plan = (ka, cost, K, a, b, False)
+                self.plan = _held(sim, (ka, cost, K, a, b), False)
 
     def finish(self):
         """No more requests will come: run to the end."""
@@ -148,6 +148,13 @@ class Replica:
         if held is None:
             return 0
         return held(trace, fleet_id, chain)
+
+
+def _held(sim, run, cuttable):
+    """A run held for the router: (k, cost, K, a, b, cuttable, the tick its last pass starts),
+    that start computed once (the router asks at every request while the run is held)."""
+    k, cost, K, a, b = run
+    return (k, cost, K, a, b, cuttable, sim.now + _elapsed(k - 1, cost, K, a, b))
 
 
 def _elapsed(j, cost, K, a, b):

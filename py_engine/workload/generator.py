@@ -117,8 +117,8 @@ class Trace(tuple):
         t = super().__new__(cls, (arrive, prompt, out))
         t.prefix_id, t.prefix_len, t.priority = prefix_id, prefix_len, priority
         t.hash_ids, t.hash_block = hash_ids, hash_block
-        # a fleet's replica (fleet/run.py): its requests' nodes of the fleet's hash-id trie
-        # (workload/blocks.py), and the fleet's whole trace
+        # its requests' nodes of the hash-id trie once computed (workload/blocks.py chains);
+        # a fleet's replica (fleet/run.py): its share of the fleet's trie, and the whole trace
         t.chain = t.whole = None
         # a disaggregated fleet's decode replica: per request the prompt tokens whose KV came
         # over the link (fleet/disagg.py), or None

@@ -70,3 +70,29 @@ def test_itl_and_tpot_null_when_every_request_has_one_token():
         assert r["metrics"][key] == {"p50": None, "p95": None, "p99": None, "mean": None}
     assert r["requests"][0]["tpot"] == 0.0
     json.dumps(r, allow_nan=False)
+
+
+def test_pooled_gap_percentiles_equal_the_expanded_samples():
+    """_weighted_pcts (single gaps and lines of growing gaps, the bisection narrowed by bounds
+    from the lines' lowest and highest gaps) gives the nearest-rank percentiles of every sample
+    written out one by one, on random pools with many ties and many straddling lines."""
+    import random
+    from py_engine.analysis.metrics import PCTS, _weighted_pcts
+    from py_engine.model.cost import TICKS
+    from py_engine.sim.exact import SUB
+    rng = random.Random(18)
+    for trial in range(400):
+        wide = trial % 2
+        top = 10 ** 6 if wide else 60
+        lines = [(rng.randrange(top), rng.randrange(40 * (top if wide else 100)),
+                  rng.randrange(1, (top if wide else 5) * 1000), rng.randrange(1, 40),
+                  rng.randrange(1, 6)) for _ in range(rng.randrange(0, 50))]
+        weights = {rng.randrange(2 * top): rng.randrange(1, 9) for _ in range(rng.randrange(4))}
+        samples = [v for v, c in weights.items() for _ in range(c)]
+        for K, a, b, n, w in lines:
+            samples += [K + -(-(a + b * i) // SUB) for i in range(n)] * w
+        if not samples:
+            continue
+        got = _weighted_pcts(weights, lines)
+        for p in PCTS:
+            assert got["p%d" % p] == _nearest_rank(samples, p) / TICKS, (trial, p)

@@ -48,6 +48,24 @@ def _drain(it):
     deque(it, 0)
 
 
+def _run_of(cached, keys):
+    """The blocks cached under keys[0], keys[1], ... up to the first key not cached, probing in
+    slices so that a miss early in a long prompt stops the probes near it."""
+    out, i, n = [], 0, len(keys)
+    step = PROBE_SLICE
+    while i < n:
+        got = list(map(cached.get, keys[i:i + step]))
+        if None in got:
+            return out + got[:got.index(None)]
+        out += got
+        i += step
+        step *= 2
+    return out
+
+
+PROBE_SLICE = 32             # keys probed at once first (one hash block of 512 tokens in 16s)
+
+
 class CountingPool:
     """Block counts only (prefix caching off: every free block is as good as any other)."""
 
@@ -156,15 +174,19 @@ class PrefixCachePool:
     # ------------------------------------------------------------ the prefix cache
     def _insert(self, keys, blocks):
         """Blocks enter the prefix cache under keys (distinct, not held by these blocks yet)."""
-        first = list(map(self.cached.setdefault, keys, blocks))
+        cached, memo = self.cached, self.memo
+        # whether the memo's missed key is among keys, by two dict probes instead of a scan:
+        # only keys enter the cache here (the scan when the key was cached before: a dup)
+        missed = None if memo is None else memo.missed
+        scan = missed is not None and missed in cached
+        first = list(map(cached.setdefault, keys, blocks))
         if first != blocks:              # some keys were cached already: later copies
             dups = self.dups
             for k, b, f in zip(keys, blocks, first):
                 if f != b:
                     dups.setdefault(k, []).append(b)
-        memo = self.memo
-        if memo is not None and memo.missed in keys:
-            memo.extend(self.cached)
+        if missed is not None and (missed in keys if scan else missed in cached):
+            memo.extend(cached)
 
     def _forget(self, keys, blocks):
         """Blocks leave the prefix cache (each holds its key; None: holds none)."""
@@ -224,8 +246,7 @@ class PrefixCachePool:
             self.ops += 1
             return memo.hits
         keys = self.keys.keys(rid, 0, nb)
-        got = list(map(self.cached.get, keys))
-        hits = got[:got.index(None)] if None in got else got
+        hits = _run_of(self.cached, keys)
         self.ops += len(hits) + 1
         self.memo = LookupMemo(rid, nb, keys, hits)
         if self.last_lookup == rid:      # looked up again (its memo was dropped): follow it
@@ -363,6 +384,7 @@ class PrefixCachePool:
             cached, keys = self._release_shared(cached, keys)
         self.in_use -= len(t) - nc + len(cached)
         queue.push_front(t[:nc - 1:-1] if nc else t[::-1])   # hold no hash (never shared)
+        own = 0
         if finished:                     # own keys: only this request could hit them
             own = nc - min(nc, self.keys.own_from(rid))     # never shared: all still here
             if own:
@@ -370,22 +392,23 @@ class PrefixCachePool:
                 if self.total is None:
                     queue.drop(cached[len(cached) - own:][::-1])
                     cached, keys = cached[:-own], keys[:-own]
+                    own = 0
                 else:
                     keys[-own:] = repeat(None, own)
-        queue.push_back(cached[::-1], keys[::-1])
+        queue.push_back(cached[::-1], keys[::-1], own)   # its own blocks first, hashes gone
 
     def _release_shared(self, blocks, keys):
         """A table's cached blocks that other tables hold too lose one holder and stay; ->
         (blocks, keys) of the others, which are freed."""
         shared = self.shared
-        both = shared.keys() & blocks
-        for b in both:
+        held = list(map(shared.__contains__, blocks))
+        for b in compress(blocks, held):
             n = shared[b]
             if n == 1:
                 del shared[b]
             else:
                 shared[b] = n - 1
-        alone = list(map(not_, map(both.__contains__, blocks)))
+        alone = list(map(not_, held))
         return list(compress(blocks, alone)), list(compress(keys, alone))
 
     def free_listing(self):

@@ -13,8 +13,8 @@ Ids are handed out in vLLM's order (a request's blocks get the same ids as block
 the pool's state is the same as vLLM's id for id (the livelock proof compares whole states).
 
 Positions in `back` are absolute (the list drops its consumed start now and then: `base`);
-`at[block]` is the position of the block's entry, so a block is in the back exactly when
-at[block] >= head.
+`at[block]` is the position of the block's entry, so a block that holds a hash is in the back
+exactly when at[block] >= head (one that holds none is never asked: no prefix hit can take it).
 """
 
 import heapq
@@ -115,12 +115,18 @@ class FreeQueue:
         """Blocks that hold no hash to the head, in queue order (the first is the new head)."""
         self.front += reversed(blocks)
 
-    def push_back(self, blocks, keys):
-        """Blocks to the tail, in queue order, with their keys (None: no hash)."""
+    def push_back(self, blocks, keys, unhashed=0):
+        """Blocks to the tail, in queue order, with their keys (None: no hash). The first
+        `unhashed` of them hold no hash: no prefix hit can take them out of the middle, so their
+        positions are not recorded (`at` keeps an older one, below head: a hit asks in_back only
+        of a block that holds a hash)."""
         if not blocks:
             return
         start = self.base + len(self.back)
-        deque(map(self.at.__setitem__, blocks, count(start)), 0)
+        if unhashed:
+            deque(map(self.at.__setitem__, blocks[unhashed:], count(start + unhashed)), 0)
+        else:
+            deque(map(self.at.__setitem__, blocks, count(start)), 0)
         self.back += blocks
         self.back_keys += keys
         self.n_back += len(blocks)
