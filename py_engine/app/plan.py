@@ -260,8 +260,16 @@ def _mostly(parts, top):
         PART_WORDS[top], parts[top], sum(parts.values()))
 
 
-def verdict(rows):
-    """(recommended row, reason in words)."""
+# At the scenario's load, a load every candidate serves within the SLO ranks them by little more
+# than how fast each run drains: the verdict says so and names the ranking that separates them.
+ALL_MEET = ("; every candidate meets the SLO at this load, so goodput per GPU here is about the "
+            "offered load over the GPUs (they differ in how fast each run drains): rank them at "
+            "capacity (plan --capacity: the highest load each meets the SLO at) to see what "
+            "each sustains")
+
+
+def verdict(rows, search=False):
+    """(recommended row, reason in words); search: the rows are at each one's capacity."""
     meeting = [r for r in rows if r["meets_slo"]]
     order = ranked(rows)
     best = order[0]
@@ -270,13 +278,14 @@ def verdict(rows):
         _label(best), best["goodput_per_gpu"],
         "" if meeting else " (no candidate meets the SLO: the best share is %.1f%%)"
         % (100 * best["slo_attainment"]))
+    tail = ALL_MEET if not search and len(meeting) == len(rows) > 1 else ""
     if other is None:
-        return best, head
+        return best, head + tail
     ratio = (best["goodput_per_gpu"] / other["goodput_per_gpu"]
              if other["goodput_per_gpu"] else float("inf"))
-    return best, "%s, x%s the best %s (%s, %.3f): %s" % (
+    return best, "%s, x%s the best %s (%s, %.3f): %s%s" % (
         head, "%.2f" % ratio if ratio != float("inf") else "inf", other["kind"], _label(other),
-        other["goodput_per_gpu"], _why_not(other, best))
+        other["goodput_per_gpu"], _why_not(other, best), tail)
 
 
 def setup(scenario, gpus):
@@ -302,7 +311,7 @@ def ranked(rows):
 
 def document(gpus, rows, search=False):
     """The plan's answer from its candidates' rows (in candidate order)."""
-    best, reason = verdict(rows)
+    best, reason = verdict(rows, search)
     return {"gpus": gpus, "capacity": search, "candidates": ranked(rows), "recommended": best,
             "reason": reason}
 

@@ -79,6 +79,25 @@ def test_disaggregation_loses_on_a_slow_link_and_the_reason_names_the_link():
     assert any(c["meets_slo"] for c in fast["candidates"] if c["kind"] == "disaggregated")
 
 
+def test_a_load_every_candidate_serves_says_so_and_names_the_ranking_that_separates_them():
+    # 2 requests a second on 2 GPUs under a loose SLO: every candidate keeps up; their goodputs are
+    # the offered load over the GPUs, apart by how fast each run drains
+    sc = dict(workload(1000, 100, 2, 40), slo={"ttft_ms": 5000, "tpot_ms": 100})
+    light = plan(sc, 2)
+    assert all(c["meets_slo"] for c in light["candidates"])
+    assert "every candidate meets the SLO at this load" in light["reason"], light["reason"]
+    rates = [c["goodput_per_gpu"] for c in light["candidates"]]
+    assert max(rates) < 1.25 * min(rates)         # near-ties: why the verdict says it
+    # at capacity the ranking is by what each sustains: no such words
+    at_capacity = plan(dict(sc, workload=dict(sc["workload"], requests=30)), 2, search=True)
+    assert "every candidate meets" not in at_capacity["reason"], at_capacity["reason"]
+    # a load some candidate fails: the ranking is about the SLO, no such words either
+    tight = plan(dict(workload(3000, 100, 3, 60), slo={"ttft_ms": 1000, "tpot_ms": 50},
+                      cluster={"transfer": {"gb_s": 1.0}}), 2)
+    assert not all(c["meets_slo"] for c in tight["candidates"])
+    assert "every candidate meets" not in tight["reason"]
+
+
 def test_the_plan_in_two_processes_is_the_serial_plan_byte_for_byte():
     sc = workload(1500, 100, 5, 60)
     serial = plan(sc, 2)
