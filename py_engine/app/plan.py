@@ -10,7 +10,7 @@ is the scenario's (round robin by default; the same for both pools). Points run 
 executor (app/parallel.py), so --workers and --ray give the serial answer.
 """
 
-from ..api import drain, simulate, simulate_steps
+from ..api import drain, simulate_steps
 from ..errors import ScenarioError
 from ..sim.work import WORK_CAP
 from ..scenario.prepared import prepare
@@ -110,17 +110,24 @@ def _at_load(sc, knob, value):
     return dict(sc, workload=wl)
 
 
-def capacity(sc, work_cap, steps=None):
+def capacity_steps(sc, work_cap, steps=None, slice_s=None):
     """The highest load (Poisson rate, or trace rate scale) at which the scenario meets its SLO:
     doubling or halving from the given one to bracket it, then `steps` bisections in log scale
-    -> (load, its result), or (None, the lowest load's result) when no load tried meets it."""
+    -> (load, its result), or (None, the lowest load's result) when no load tried meets it.
+    A steps generator (each simulation in slices; its progress is not the search's, so not passed on)."""
     sc = prepare(sc).doc
     knob, v = _rate_field(sc)
     steps = CAPACITY_STEPS if steps is None else steps
 
     def run(x):
-        return simulate(_at_load(sc, knob, x), work_cap)
-    r = run(v)
+        sim = simulate_steps(_at_load(sc, knob, x), slice_s, None, work_cap)
+        while True:
+            try:
+                next(sim)
+            except StopIteration as e:
+                return e.value
+            yield
+    r = yield from run(v)
     good = bad = None                        # (load, result) meeting the SLO; a load failing
     if r["metrics"]["meets_slo"]:
         good = (v, r)
@@ -128,7 +135,7 @@ def capacity(sc, work_cap, steps=None):
             x = min(good[0] * 2, LOAD_MAX[knob])
             if x == good[0]:
                 return good                  # meets it at the most load the field takes
-            r = run(x)
+            r = yield from run(x)
             if not r["metrics"]["meets_slo"]:
                 bad = x
                 break
@@ -139,7 +146,7 @@ def capacity(sc, work_cap, steps=None):
         bad = v
         for _ in range(CAPACITY_RANGE):
             x = bad / 2
-            r = run(x)
+            r = yield from run(x)
             if r["metrics"]["meets_slo"]:
                 good = (x, r)
                 break
@@ -148,12 +155,17 @@ def capacity(sc, work_cap, steps=None):
             return None, r
     for _ in range(steps):
         mid = (good[0] * bad) ** 0.5
-        r = run(mid)
+        r = yield from run(mid)
         if r["metrics"]["meets_slo"]:
             good = (mid, r)
         else:
             bad = mid
     return good
+
+
+def capacity(sc, work_cap, steps=None):
+    """capacity_steps run to its end."""
+    return drain(capacity_steps(sc, work_cap, steps))
 
 
 CAPACITY_STEPS = 5       # bisections: the load to within 2^(1/32), about 2 %
@@ -165,9 +177,12 @@ def plan_point(job, cand):
     """One candidate simulated -> its row (the function an executor maps). With capacity: at
     the highest load meeting the SLO (DistServe's goodput: that rate per GPU)."""
     base, work_cap, search = job
-    if not search:
-        return drain(point_steps(base, cand, work_cap))
-    load, r = capacity(scenario_of(base, cand), work_cap)
+    return drain((capacity_point_steps if search else point_steps)(base, cand, work_cap))
+
+
+def capacity_point_steps(base, cand, work_cap=WORK_CAP, slice_s=None):
+    """One candidate at its capacity, in slices -> its row (goodput per GPU at that load)."""
+    load, r = yield from capacity_steps(scenario_of(base, cand), work_cap, slice_s=slice_s)
     m = r["metrics"]
     row = dict(cand, capacity_load=load,
                capacity_rps=m["offered_rps"] if load is not None else 0.0)

@@ -19,8 +19,10 @@ examples {} (policies/examples: the reference policies' sources, for the policy 
 {"ids"?: [check id, ...]} (app/papers/: published numbers recomputed, one check a slice).
 The planner (app/plan.py) in three steps, so the page runs its candidates one at a time (progress,
 cancel): plan_candidates {"scenario", "gpus"} -> {"gpus", "candidates"}; plan_point {"scenario",
-"gpus", "candidate"} (one of those) -> its row; plan_verdict {"scenario", "gpus", "rows"} (every
-candidate's row, in candidate order) -> what `python -m py_engine plan --json` prints.
+"gpus", "candidate", "capacity"?} (one of those) -> its row; plan_verdict {"scenario", "gpus", "rows",
+"capacity"?} (every candidate's row, in candidate order) -> what `python -m py_engine plan --json`
+prints (with capacity: true, `plan --capacity --json`: each candidate at its highest load meeting
+the SLO).
 Floats that are not finite never leave: they become null.
 
 Three doors to the same answers:
@@ -104,7 +106,17 @@ def _plan_point(params, slice_s, fmt):
     if cand not in cands:
         raise ScenarioError("params.candidate", None, "one of the plan's candidates "
                             "(plan_candidates)")
-    return (yield from plan.point_steps(base, cand, slice_s=slice_s))
+    steps = plan.capacity_point_steps if _capacity(params) else plan.point_steps
+    return (yield from steps(base, cand, slice_s=slice_s))
+
+
+def _capacity(params):
+    """The planner's `capacity` flag (optional): rank at each candidate's capacity."""
+    v = params.get("capacity", False)
+    if not isinstance(v, bool):
+        raise ScenarioError("params.capacity", v, "true or false (rank at each candidate's "
+                            "capacity, the highest load meeting the SLO)")
+    return v
 
 
 ROW_KEYS = ("kind", "gpus", "goodput_per_gpu", "meets_slo", "slo_attainment", "itl_p99",
@@ -119,7 +131,7 @@ def _plan_verdict(params):
             or any(not isinstance(r, dict) or any(k not in r for k in ROW_KEYS) for r in rows)):
         raise ScenarioError("params.rows", None, "the %d candidates' rows (plan_point), in "
                             "candidate order" % len(cands))
-    return plan.document(gpus, rows)
+    return plan.document(gpus, rows, _capacity(params))
 
 
 def _calibrate(params):
@@ -161,8 +173,8 @@ PARAMS = {"simulate": {"scenario"}, "compare": {"scenario", "schedulers"},
           "stall": {"scenario"}, "serve_flags": {"scenario"}, "sizing": {"scenario", "param", "points", "schedulers"}, "schema": set(), "presets": set(), "story": set(), "calibrate": {"csv"},
           "parse_trace": {"name", "text", "max_items"}, "examples": set(),
           "papers": {"ids"},
-          "plan_candidates": {"scenario", "gpus"}, "plan_point": {"scenario", "gpus", "candidate"},
-          "plan_verdict": {"scenario", "gpus", "rows"}}
+          "plan_candidates": {"scenario", "gpus"}, "plan_point": {"scenario", "gpus", "candidate", "capacity"},
+          "plan_verdict": {"scenario", "gpus", "rows", "capacity"}}
 
 
 def _clean(x):

@@ -146,3 +146,29 @@ def test_the_protocol_plans_step_by_step_as_the_command_line_does():
     assert not bad["ok"] and bad["error"]["field"] == "params.rows"
     bad = handle({"method": "plan_candidates", "params": {"scenario": {}, "gpus": 3}})
     assert not bad["ok"] and bad["error"]["field"] == "server.cost"
+
+
+def test_the_protocol_plans_at_capacity_as_plan_capacity_does():
+    """capacity: true, point by point (the page's way) = plan(search=True) = plan --capacity."""
+    from py_engine.app.protocol import handle
+
+    sc = dict(workload(1000, 100, 3, 30), slo={"ttft_ms": 1000, "tpot_ms": 40})
+    want = json.loads(json.dumps(plan(sc, 2, search=True)))
+    assert want["capacity"] is True and "every candidate meets" not in want["reason"]
+    at_load = json.loads(json.dumps(plan(sc, 2)))
+    assert [c["goodput_per_gpu"] for c in want["candidates"]] != \
+        [c["goodput_per_gpu"] for c in at_load["candidates"]]
+    cands = handle({"method": "plan_candidates", "params": {"scenario": sc, "gpus": 2}})["result"]
+    rows = []
+    for c in cands["candidates"]:
+        r = handle({"method": "plan_point", "params": {"scenario": sc, "gpus": 2, "candidate": c,
+                                                       "capacity": True}})
+        assert r["ok"], r
+        assert r["result"]["capacity_load"] is not None
+        rows.append(r["result"])
+    got = handle({"method": "plan_verdict", "params": {"scenario": sc, "gpus": 2, "rows": rows,
+                                                       "capacity": True}})
+    assert got["ok"] and got["result"] == want
+    bad = handle({"method": "plan_point", "params": {"scenario": sc, "gpus": 2, "candidate": c,
+                                                     "capacity": "yes"}})
+    assert not bad["ok"] and bad["error"]["field"] == "params.capacity"
