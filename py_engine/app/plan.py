@@ -277,10 +277,8 @@ def _mostly(parts, top):
 
 # At the scenario's load, a load every candidate serves within the SLO ranks them by little more
 # than how fast each run drains: the verdict says so and names the ranking that separates them.
-ALL_MEET = ("; every candidate meets the SLO at this load, so goodput per GPU here is about the "
-            "offered load over the GPUs (they differ in how fast each run drains): rank them at "
-            "capacity (plan --capacity: the highest load each meets the SLO at) to see what "
-            "each sustains")
+ALL_MEET = ("; every candidate meets the SLO at this load, so goodput per GPU is about the "
+            "offered load over the GPUs: rank at capacity to see what each sustains")
 
 
 def verdict(rows, search=False):

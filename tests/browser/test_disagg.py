@@ -78,9 +78,9 @@ def test_a_pd_fleet_shows_the_native_pools_and_ttft_parts(strict_page, site_url,
     assert sum(req["ttft_parts"].values()) == pytest.approx(req["ttft"], rel=1e-12)
 
 
-def plan_natively(query, gpus, scheduler):
+def plan_natively(query, gpus, scheduler, *extra):
     """`python -m py_engine plan --json` with the flags the URL's fields stand for."""
-    args = ["plan", "--gpus", str(gpus), "--json", "--scheduler", scheduler]
+    args = ["plan", "--gpus", str(gpus), "--json", "--scheduler", scheduler, *extra]
     for key, raw in parse_qs(query).items():
         f = fields.BY_URL.get(key)
         if f is not None and f.control:
@@ -131,6 +131,29 @@ def test_the_planner_in_the_page_ranks_as_the_command_line_and_applies(strict_pa
         got = float(page.get_attribute('[data-metric="fleet.goodput_per_gpu"]', "data-value"))
         assert got == pytest.approx(rec["goodput_per_gpu"], rel=1e-9)
     assert page.locator("#plan-table tr.current").count() == 1      # marked as the one set now
+
+
+def test_the_planner_at_capacity_ranks_as_plan_capacity(strict_page, site_url):
+    """'at capacity': each candidate at its highest load within the SLO, as plan --capacity."""
+    page = strict_page
+    query = PLAN.replace("requests=60", "requests=30")
+    page.goto(f"{site_url}?{query}")
+    settle(page)
+    page.fill("#plan-gpus", "2")
+    page.check("#plan-capacity")
+    page.click("#plan-run")
+    page.wait_for_selector("#plan-reason-text", state="attached", timeout=240_000)
+    settle(page)
+    want = plan_natively(query, 2, "vllm", "--capacity")
+    assert want["capacity"] is True
+    keys = page.eval_on_selector_all("#plan-table tr[data-candidate]", "rs => rs.map(r => JSON.parse(r.dataset.candidate))")
+    assert keys == [candidate_key(r) for r in want["candidates"]]
+    assert page.text_content("#plan-reason-text") == want["reason"]
+    shown = {k: v for k, v in read_metrics(page).items() if k.startswith("plan.")}
+    expected = {f"plan.{i}.{name}": float(r[name]) for i, r in enumerate(want["candidates"], 1)
+                for name in ("goodput_per_gpu", "capacity_rps", "slo_attainment", "meets_slo")}
+    assert metrics_match(shown, expected) == len(expected)
+    assert "at capacity" in page.text_content("#plan-what")
 
 
 def test_the_planner_needs_a_deployment_and_is_cancelled(strict_page, site_url):

@@ -79,7 +79,7 @@ export function fleetRequests(ctx, values, lanes, items) {
  * `point(candidate)` one at a time (progress, cancel), then `verdict(rows)`. The scenario as set,
  * cluster included (the planner keeps its router and link), on the richest scheduler on screen.
  */
-export function planRequests(ctx, values, lanes, items, gpus) {
+export function planRequests(ctx, values, lanes, items, gpus, capacity = false) {
   const fig = ctx.schema.figures.plan;
   const scheduler = sweepSchedulers(fig, lanes, ctx.schema.schedulers)[0];
   const scenario = { ...scenarioFrom(ctx.fields, values), scheduler };
@@ -94,8 +94,9 @@ export function planRequests(ctx, values, lanes, items, gpus) {
   }
   return {
     candidates: { method: 'plan_candidates', params: { scenario, gpus } },
-    point: (candidate) => ({ method: 'plan_point', params: { scenario, gpus, candidate } }),
-    verdict: (rows) => ({ method: 'plan_verdict', params: { scenario, gpus, rows } }),
+    // capacity: each candidate at its highest load meeting the SLO (plan --capacity)
+    point: (candidate) => ({ method: 'plan_point', params: { scenario, gpus, candidate, ...(capacity ? { capacity } : {}) } }),
+    verdict: (rows) => ({ method: 'plan_verdict', params: { scenario, gpus, rows, ...(capacity ? { capacity } : {}) } }),
   };
 }
 

@@ -38,6 +38,7 @@ export function createPlanner(ctx) {
   let on = false;              // asked for (the Plan button, or the embed): it follows every change
   let doneKey = null;          // the plan shown is the answer to these requests
   let budget = fig.gpus;
+  let atCapacity = false;      // rank at each candidate's capacity (plan --capacity), not at the scenario's load
   const input = $('plan-gpus');
   input.value = String(budget);
 
@@ -68,17 +69,18 @@ export function createPlanner(ctx) {
   $('plan-run').addEventListener('click', go);
   input.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); go(); } });
   $('plan-cancel').addEventListener('click', () => ctx.cancel());
+  $('plan-capacity').addEventListener('change', (e) => { atCapacity = e.target.checked; if (on) go(); });
   $('plan-roofline').addEventListener('click', () => ctx.onApply({ [fig.cost]: fig.open_cost }));
 
   async function run(token, reqs) {
     if (!on && ctx.embedded()) on = true;
     if (!on || token.stale) return;
     $('plan-roofline').hidden = true;
-    const key = canonical(reqs.candidates);
+    const key = `${canonical(reqs.candidates)}|${atCapacity}`;
     if (key === doneKey) { mark(); return; }
     if (!source.live) { status(WAITING); return; }
     $('fig-plan').classList.add('stale');
-    $('plan-what').textContent = `${budget} GPUs`;
+    $('plan-what').textContent = `${budget} GPUs${atCapacity ? ', at capacity' : ''}`;
     let cands;
     try {
       cands = (await source.call(reqs.candidates.method, reqs.candidates.params, { signal: token.signal })).candidates;
@@ -89,7 +91,7 @@ export function createPlanner(ctx) {
     }
     if (token.stale) return;
     const rows = [];
-    status(`simulating ${cands.length} candidates on the same trace…`);
+    status(atCapacity ? `searching each of ${cands.length} candidates' highest load within the SLO…` : `simulating ${cands.length} candidates on the same trace…`);
     progress(0, cands.length);
     for (const c of cands) {
       const req = reqs.point(c);
@@ -136,8 +138,9 @@ export function createPlanner(ctx) {
     const rows = doc.candidates;
     const most = maxOf(rows.map((r) => r.goodput_per_gpu), 0);
     const best = ranked ? canonical(candidateOf(doc.recommended)) : null;
-    const head = el('tr', {}, ...['#', 'candidate', 'GPUs', 'goodput / GPU', 'within SLO', 'meets', 'TTFT p90', 'TPOT p90', '']
-      .map((t, i) => el('th', { class: i >= 6 && i < 8 ? 'opt' : null, text: t })));
+    const searched = rows.some((r) => 'capacity_rps' in r);    // at capacity: the load found, in req/s
+    const head = el('tr', {}, ...['#', 'candidate', 'GPUs', 'goodput / GPU', searched ? 'at req/s' : null, 'within SLO', 'meets', 'TTFT p90', 'TPOT p90', '']
+      .filter((t) => t !== null).map((t, i, all) => el('th', { class: i >= all.length - 3 && i < all.length - 1 ? 'opt' : null, text: t })));
     const body = rows.map((r, i) => {
       const key = canonical(candidateOf(r));
       const rank = ranked ? String(i + 1) : null;
@@ -150,7 +153,8 @@ export function createPlanner(ctx) {
       apply.addEventListener('click', () => ctx.onApply(patchOf(r)));
       return el('tr', { 'data-candidate': key, class: [key === best ? 'recommended' : '', r.meets_slo ? 'meets' : 'fails'].join(' ').trim() },
         el('td', { text: rank || '…' }), el('th', { text: `${r.kind === 'colocated' ? 'colocated' : 'P/D'} ${candidateWords(r)}` }),
-        el('td', { text: fmt(r.gpus) }), gp, hook('slo_attainment', r.slo_attainment, fmtPct(r.slo_attainment)),
+        el('td', { text: fmt(r.gpus) }), gp, searched ? hook('capacity_rps', r.capacity_rps, fmt(r.capacity_rps)) : null,
+        hook('slo_attainment', r.slo_attainment, fmtPct(r.slo_attainment)),
         hook('meets_slo', r.meets_slo, r.meets_slo ? '✓' : '✗', r.meets_slo ? 'good' : 'bad'),
         el('td', { class: 'opt', text: fmtTime(r.ttft_p90) }), el('td', { class: 'opt', text: fmtTime(r.tpot_p90) }), el('td', {}, apply));
     });
@@ -188,6 +192,7 @@ export function createPlanner(ctx) {
   return {
     active: () => on || ctx.embedded(),
     gpus: () => budget,
+    capacity: () => atCapacity,
     run,
     /** The side work was cancelled: the candidates not run yet stay out. */
     cancelled() {

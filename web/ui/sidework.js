@@ -44,7 +44,7 @@ export function createSideWork(ctx) {
   const showFleet = () => fleet.show(pageRequests(ctx.page, state()).fleet);
   const planner = createPlanner({ source, schema, onApply: ctx.onApply, start: () => start(), cancel: () => cancel(),
     values: () => ctx.state().values, embedded: () => root.dataset.embed === 'plan' });
-  const planReqs = (st) => planRequests(ctx.page, st.values, st.lanes, st.items, planner.gpus());
+  const planReqs = (st) => planRequests(ctx.page, st.values, st.lanes, st.items, planner.gpus(), planner.capacity());
   for (const [name, fig] of figures) {
     const pick = $(`${name}-param`);
     if (!pick || !fig.sweep.params) continue;
