@@ -93,15 +93,14 @@ export function createStory({ page, view, apply, left }) {
     if (v.embed) return;
     const behavior = window.matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth';
     requestAnimationFrame(() => {
-      const target = focusTarget();
+      const target = focusTarget() || document.querySelector(`[data-figure="${v.storyFigure}"]`);
       if (target) intoView(target, behavior);
-      else if (v.storyFigure === 'timeline') window.scrollTo({ top: 0, behavior });
-      else $('fig-story').scrollIntoView({ block: 'start', behavior });
     });
   }
 
   /** Scroll the least that shows all of `target` under the story card (which sticks to the top on
-   *  a large screen), its top first when it is taller than what is left. */
+   *  a large screen, so scrolling the card itself into view would not move what is under it), its
+   *  top first when it is taller than what is left. */
   function intoView(target, behavior) {
     const m = 8, box = $('fig-story'), card = box.getBoundingClientRect(), r = target.getBoundingClientRect();
     const sticky = getComputedStyle(box).position === 'sticky';
