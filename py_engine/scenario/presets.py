@@ -61,6 +61,9 @@ _FLEET = {"scheduler": "vllm",
                        "output_mean": 64,
                        "prefix": {"kind": "system", "groups": 5, "tokens": 2000}},
           "server": {"kv_tokens": 8000}}
+# the sizing steps' traffic and SLO, one idea a step: too few slots, too many, the one that fits
+_SIZING = {"workload": {"requests": 256, "arrival": {"kind": "poisson", "rate": 12.0}},
+           "slo": {"ttft_ms": 5000.0, "tpot_ms": 40.0}}
 
 STORY = [
     {"title": "Static batching holds its slots",
@@ -97,14 +100,25 @@ STORY = [
              "(▲) and it is computed again later. Work is wasted; no token is refused.",
      "scenario": {"scheduler": "vllm", "server": {"kv_tokens": 3000}},
      "highlight": "timeline", "focus": "blocks"},
-    {"title": "Latency against throughput: goodput",
-     "text": "Twelve requests a second, an SLO of TTFT 5 s and TPOT 40 ms. Too few slots and "
-             "requests queue (TTFT); too many and every pass gets slower (TPOT). Goodput counts "
-             "only the requests within every limit, and it peaks between: the sizing sweep "
-             "recommends max_num_seqs = 32.",
-     "scenario": {"workload": {"requests": 256, "arrival": {"kind": "poisson", "rate": 12.0}},
-                  "server": {"slots": 16}, "slo": {"ttft_ms": 5000.0, "tpot_ms": 40.0}},
-     "highlight": "slots"},
+    # tests/engine/test_story.py holds each number to the engine's
+    {"title": "Too few slots: requests queue",
+     "text": "Twelve requests a second, and an SLO: 90% of requests within TTFT 5 s and TPOT "
+             "40 ms. On 16 slots requests arrive faster than they finish and wait for a slot: "
+             "p95 TTFT is 19 s, and only 32% get their first token within 5 s. Fewer slots, "
+             "left in the sweep, fail on TTFT too.",
+     "scenario": dict(_SIZING, server={"slots": 16}), "highlight": "slots"},
+    {"title": "Too many slots: every pass slows",
+     "text": "With 64 slots nobody waits long (p95 TTFT 0.19 s), but every pass computes more "
+             "sequences and takes longer: p95 TPOT is 48.8 ms, over its 40 ms limit, and only "
+             "78% of requests keep within it. At most 43 run at once, so 128 slots or 1,024 "
+             "change nothing: the sweep is flat to the right.",
+     "scenario": dict(_SIZING, server={"slots": 64}), "highlight": "slots"},
+    {"title": "Goodput: the SLO sizes the server",
+     "text": "Goodput counts only the requests within every limit; the sweep's line “within "
+             "the SLO” is their share. It rises while more slots shorten the queue, falls once "
+             "passes slow, and only 32 slots reach the 90% target: the sizing sweep recommends "
+             "max_num_seqs = 32.",
+     "scenario": dict(_SIZING, server={"slots": 32}), "highlight": "slots"},
     # a fleet (SPEC §8): the same traffic behind three routers (tests/engine/test_story.py)
     {"title": "A fleet: round robin spreads every prefix thin",
      "text": "Four replicas of the vLLM server, each with an 8,000-token KV pool, share 160 "

@@ -121,7 +121,7 @@ def test_a_single_server_page_opens_the_fleet_on_request(strict_page, site_url, 
     assert not fleet_metrics(read_metrics(page))
 
 
-@pytest.mark.parametrize("query", [FLEET, FLEET.replace("replicas=3", "replicas=8"), "story=10&embed=fleet"])
+@pytest.mark.parametrize("query", [FLEET, FLEET.replace("replicas=3", "replicas=8"), "story=12&embed=fleet"])
 def test_the_fleet_embed_fits_820_by_520(strict_page, site_url, native, query):
     page = strict_page
     page.set_viewport_size({"width": 820, "height": 520})

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from support.page import (flat_fleet, flat_metrics, fleet_runs, metrics_match, read_metrics, settle,
-                          wait_state)
+from support.page import (CANVAS_TEXT_RECORDER, canvas_texts, flat_fleet, flat_metrics, fleet_runs,
+                          metrics_match, read_metrics, settle, wait_state)
 
 
 
@@ -34,6 +34,7 @@ def inside(page, selector):
                                    "lecture=1&preset=single", "lecture=1&story=5"])
 def test_lecture_mode_fits_the_screen(strict_page, site_url, size, query):
     page = strict_page
+    page.add_init_script(CANVAS_TEXT_RECORDER)
     page.set_viewport_size({"width": size[0], "height": size[1]})
     page.goto(f"{site_url}?{query}")
     settle(page)
@@ -43,11 +44,41 @@ def test_lecture_mode_fits_the_screen(strict_page, site_url, size, query):
         inside(page, "#timelines canvas.blockview")
     for sel in ("#btn-play", "#scrub", "#playhead-readout", "#play-speed", "#timeline-headline"):
         inside(page, sel)
-    # the lanes use what the screen leaves them: canvas text of 20 px, rows no thinner than the
-    # slot count forces
-    assert page.evaluate("() => parseFloat(getComputedStyle(document.documentElement).getPropertyValue('--chart-scale'))") >= 2
-    static_h = page.eval_on_selector('canvas.timeline[data-lane="static"]', "c => c.clientHeight")
-    assert static_h >= (60 if size[1] >= 1000 or lanes == 2 else 40), static_h
+    # the lanes use what the screen leaves them: canvas text of 20 px and more, rows no thinner
+    # than the slot count forces
+    drawn = canvas_texts(page, "timeline")
+    assert drawn and min(px for _, _, px in drawn) >= 20, sorted(drawn, key=lambda d: d[2])[:3]
+    # the static lane is never the last: lecture mode draws the lanes' one pass axis under the
+    # last lane, the others keep a 4 px gap under their rows
+    rows = page.eval_on_selector('canvas.timeline[data-lane="static"]', "c => c.clientHeight") - 4
+    assert rows >= (48 if size[1] >= 1000 or lanes == 2 else 32), rows
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
+def test_lecture_type_grows_with_the_screen(strict_page, site_url, size):
+    """A room reads a share of the screen: story text at least 2.5 % of the viewport's height, every
+    other word of the comparison (lane titles and subtitles, legends, readout, the canvases' text)
+    at least 2.2 %, on a laptop and a 1080p projector alike; no exports or footer."""
+    page = strict_page
+    page.add_init_script(CANVAS_TEXT_RECORDER)
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    page.goto(f"{site_url}?lecture=1&story=5")
+    settle(page)
+    h = size[1]
+    sizes = lambda sel: page.eval_on_selector_all(   # noqa: E731
+        sel, "els => els.filter(e => e.offsetParent).map(e => parseFloat(getComputedStyle(e).fontSize))")
+    story = sizes("#story-text")
+    assert story and story[0] >= 0.025 * h, f"story text {story} px at {h} px high"
+    for sel in (".lane-title", ".lane-title small", ".lane-stats", "#fig-timeline > .legend",
+                ".kv-legend", "#playhead-readout"):
+        got = sizes(sel)
+        assert got and min(got) >= 0.022 * h, f"{sel}: {got} px at {h} px high"
+    for cls in ("timeline", "blockview"):
+        drawn = canvas_texts(page, cls)
+        assert drawn and min(px for _, _, px in drawn) >= 0.022 * h, (cls, sorted(drawn, key=lambda d: d[2])[:3])
+    assert not page.is_visible("#fig-export") and not page.is_visible(".footer")
+    inside(page, "#timelines canvas")          # and it still fits
+    inside(page, ".kv-legend")
 
 
 def _static_server(directory):
@@ -170,7 +201,8 @@ def test_story_mode_walks_every_step_with_native_numbers(strict_page, site_url, 
                                      "schedulers": [step["schedulers"][-1]]})
             rec = sweep["recommendation"][step["schedulers"][-1]]
             assert page.get_attribute("#slots-advice [data-advice]", "data-advice") == str(rec["value"])
-            assert str(rec["value"]) in step["text"]
+            if "recommends" in step["text"]:       # the step that names it names the engine's
+                assert f"max_num_seqs = {rec['value']}" in step["text"]
     page.keyboard.press("PageUp")
     page.wait_for_selector(f'html[data-story="{len(story) - 1}"]', state="attached")
     # a change of a control leaves the story; the reader explores from there
@@ -179,13 +211,66 @@ def test_story_mode_walks_every_step_with_native_numbers(strict_page, site_url, 
     assert "story=" not in page.url
 
 
+# The step's target is on screen under the story card: all of the part it points at (a lane, the
+# block view with its legend), or the figure from its top (all of it when it fits).
+_SHOWN = """({sel, whole}) => {
+  const t = document.querySelector(sel);
+  if (!t || !t.offsetParent) return false;
+  const r = t.getBoundingClientRect(), card = document.getElementById('fig-story').getBoundingClientRect();
+  const top = Math.max(0, card.bottom) - 1, fits = r.bottom <= innerHeight + 1;
+  return r.top >= top && (whole ? fits : fits || r.top <= top + 60);
+}"""
+
+
+def test_story_steps_show_what_they_point_at(strict_page, site_url, native):
+    page = strict_page
+    story = native("story", {})
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.goto(site_url)
+    settle(page)
+    page.keyboard.press("s")
+    for i, step in enumerate(story, start=1):
+        if i > 1:
+            page.keyboard.press("PageDown")
+        page.wait_for_selector(f'html[data-story="{i}"]', state="attached")
+        settle(page)
+        focus = step.get("focus")
+        if focus == "blocks":      # the block view and its own legend, not the lanes'
+            assert page.eval_on_selector(".story-focus", "e => e.matches('.kv-view') && !!e.querySelector('canvas.blockview') && !!e.querySelector('.kv-legend')")
+        target = ".story-focus" if focus else f'[data-figure="{step["highlight"]}"]'
+        try:
+            page.wait_for_function(_SHOWN, arg={"sel": target, "whole": bool(focus)}, timeout=15_000)
+        except Exception:
+            box = page.eval_on_selector(target, "e => { const r = e.getBoundingClientRect(); return [r.top, r.bottom]; }")
+            raise AssertionError(f"step {i} ({step['title']}): {target} at {box} is not shown in 1366x768")
+
+
 def test_block_view_under_the_vllm_lane(strict_page, site_url, native):
     page = strict_page
+    page.add_init_script(CANVAS_TEXT_RECORDER)
     page.goto(f"{site_url}?preset=kv_pressure")
     settle(page)
     assert page.is_visible('canvas.blockview[data-blocks="vllm"]')
-    want = native.compare({"scheduler": "vllm", "server": {"kv_tokens": 3000}},
-                          ["static", "continuous", "vllm"])["vllm"]["kv_blocks"]
+    run = native.compare({"scheduler": "vllm", "server": {"kv_tokens": 3000}},
+                         ["static", "continuous", "vllm"])["vllm"]
+    want = run["kv_blocks"]
+    # its own legend (dots for a free block still caching a prefix, never the lanes' padding hatch),
+    # naming what this run shows
+    legend = page.locator('[data-legend="blocks"]')
+    assert legend.is_visible()
+    words = legend.inner_text()
+    assert "a request's blocks" in words and "pool size" in words
+    assert ("preempted" in words) == (run["metrics"]["preemptions"] > 0) and run["metrics"]["preemptions"] > 0
+    assert ("free, still caching a prefix" in words) == any(want["samples"]["cached_free"])
+    keys = page.eval_on_selector_all('[data-legend="blocks"] .key', "ks => ks.map(k => k.className)")
+    assert keys and not any("key-padding" in k for k in keys), keys
+    # an axis in blocks, and the title's numbers with their units
+    drawn = {text for _, text, _ in canvas_texts(page, "blockview")}
+    total, peak = want["total"], max(want["samples"]["used"])
+    assert {"0", f"{total:,}", "blocks"} <= drawn, drawn
+    title = (f"KV pool: {total:,} blocks of {want['block_size']} tokens · peak {peak:,} blocks in use"
+             f" · ▲ {run['metrics']['preemptions']:,} preemptions")
+    assert any(d.startswith(title) for d in drawn), drawn     # then the prefix-cache hits, if any
     page.locator("canvas.blockview").scroll_into_view_if_needed()
     box = page.eval_on_selector("canvas.blockview", "c => { const r = c.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; }")
     # hovering the pool at a sampled pass names the blocks in use there, as the engine sampled them

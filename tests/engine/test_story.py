@@ -19,7 +19,7 @@ def step(title_word):
 
 
 def test_every_step_is_a_scenario_with_a_figure_and_its_lanes():
-    assert len(STORY) == 10
+    assert len(STORY) == 12
     for s in STORY:
         prepare(s["scenario"])                          # raises on a bad field
         assert s["highlight"] in figures.FIGURES and s["highlight"] != "story"
@@ -75,16 +75,57 @@ def test_preemption_frees_blocks_and_recomputes():
     assert m["preemptions"] > 0 and m["recomputed_tokens"] > 0
 
 
-def test_goodput_peaks_at_the_recommended_setting():
-    s = step("goodput")
+def _sizing_sweep(s):
     values = figures.FIGURES["slots"]["sweep"]["values"]
     r = api.sweep(s["scenario"], "server.slots", values, schedulers=["continuous"])
+    return {p["value"]: p["continuous"] for p in r["points"]}, r
+
+
+def test_the_sizing_steps_share_one_traffic_and_slo():
+    steps = [step("Too few"), step("Too many"), step("Goodput")]
+    assert [s["highlight"] for s in steps] == ["slots"] * 3
+    bare = [{k: v for k, v in s["scenario"].items() if k != "server"} for s in steps]
+    assert bare[0] == bare[1] == bare[2]          # only the slots differ: the sweep is the same
+
+
+def test_too_few_slots_queue():
+    s = step("Too few")
+    m = _compare(s)["continuous"]["metrics"]
+    assert "On 16 slots" in s["text"] and s["scenario"]["server"]["slots"] == 16
+    assert m["slo"]["failing"] == ["ttft_ms"]
+    assert "p95 TTFT is 19 s" in s["text"] and round(m["ttft"]["p95"] / 1000) == 19
+    assert "only 32% get their first token within 5 s" in s["text"]     # the advice's own share
+    assert f"{m['slo']['limits']['ttft_ms']:.0%}" == "32%" and s["scenario"]["slo"]["ttft_ms"] == 5000
+    points, _ = _sizing_sweep(s)
+    assert all(p["slo"]["failing"] == ["ttft_ms"] for v, p in points.items() if v < 16)   # "fewer slots"
+
+
+def test_too_many_slots_slow_every_pass():
+    s = step("Too many")
+    m = _compare(s)["continuous"]["metrics"]
+    assert "With 64 slots" in s["text"] and s["scenario"]["server"]["slots"] == 64
+    assert m["slo"]["failing"] == ["tpot_ms"]
+    assert "p95 TTFT 0.19 s" in s["text"] and round(m["ttft"]["p95"] / 1000, 2) == 0.19
+    assert "p95 TPOT is 48.8 ms" in s["text"] and f"{m['tpot']['p95']:.1f}" == "48.8"
+    assert "only 78% of requests keep within it" in s["text"]
+    assert f"{m['slo']['limits']['tpot_ms']:.0%}" == "78%" and m["slo"]["limits"]["ttft_ms"] == 1.0
+    assert "At most 43 run at once" in s["text"] and m["peak_running"] == 43
+    points, _ = _sizing_sweep(s)
+    for v in (128, 1024):                                    # "change nothing"
+        assert points[v]["tpot"] == points[64]["tpot"] and points[v]["ttft"] == points[64]["ttft"]
+
+
+def test_goodput_peaks_at_the_recommended_setting():
+    s = step("Goodput")
+    points, r = _sizing_sweep(s)
     rec = r["recommendation"]["continuous"]["value"]
-    assert f"max_num_seqs = {rec}" in s["text"]
-    goodput = {p["value"]: p["continuous"]["goodput_rps"] for p in r["points"]}
+    assert f"max_num_seqs = {rec}" in s["text"] and s["scenario"]["server"]["slots"] == rec
+    goodput = {v: p["goodput_rps"] for v, p in points.items()}
     assert max(goodput, key=goodput.get) == rec
-    fails = {p["value"]: p["continuous"]["slo"]["failing"] for p in r["points"]}
-    assert "ttft_ms" in fails[min(values)] and "tpot_ms" in fails[max(values)]   # queue / slow passes
+    assert [v for v, p in points.items() if p["meets_slo"]] == [rec]     # "only 32 slots reach"
+    assert "the 90% target" in s["text"] and prepare(s["scenario"]).doc["slo"]["attainment"] == 0.9
+    fails = {v: p["slo"]["failing"] for v, p in points.items()}
+    assert "ttft_ms" in fails[min(points)] and "tpot_ms" in fails[max(points)]   # queue / slow passes
 
 
 def _fleet(s):

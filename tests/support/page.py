@@ -158,3 +158,31 @@ def fleet_runs(native, scenario: dict, scheduler: str) -> tuple[dict, dict[str, 
         return native("simulate", {"scenario": {**sc, "scheduler": scheduler}})
 
     return run(scenario), {k: run(sc) for k, sc in router_scenarios(scenario, kinds).items()}
+
+
+# An init script (page.add_init_script) that records what the page's canvases write: every
+# fillText's canvas (class and lane), text and font, the last font per text.
+CANVAS_TEXT_RECORDER = """
+window.__cbxCanvasText = {};
+const fillText = CanvasRenderingContext2D.prototype.fillText;
+CanvasRenderingContext2D.prototype.fillText = function (text, ...rest) {
+  const c = this.canvas;
+  if (c && c.className) {
+    const lane = (c.dataset && (c.dataset.lane || c.dataset.blocks)) || '';
+    window.__cbxCanvasText[`${c.className}|${lane}|${text}`] = this.font;
+  }
+  return fillText.call(this, text, ...rest);
+};
+"""
+
+
+def canvas_texts(page, canvas_class: str) -> list[tuple[str, str, float]]:
+    """[(lane, text, font px)] written on the canvases of canvas_class (needs CANVAS_TEXT_RECORDER)."""
+    import re
+    rows = page.evaluate("() => Object.entries(window.__cbxCanvasText || {})")
+    out = []
+    for key, font in rows:
+        cls, lane, text = key.split("|", 2)
+        if cls.split() and canvas_class in cls.split():
+            out.append((lane, text, float(re.search(r"([\d.]+)px", font).group(1))))
+    return out

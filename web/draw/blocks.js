@@ -1,17 +1,18 @@
 // The block view under the vllm lane: PagedAttention made visible. The paged KV pool over the run,
 // on the timelines' shared pass axis, from the engine's bounded samples (result.kv_blocks,
 // layouts records.KV_SAMPLE / KV_HOLDER): each running request's blocks stacked by slot in its
-// timeline colour, free blocks that still hold a cached prefix hatched above them, the pool's size
-// as the top line; ▲ where a request was preempted (its blocks freed), ● where a request was
-// admitted with a prefix-cache hit. Pixel-bounded: at most one column per pixel.
+// timeline colour, free blocks that still hold a cached prefix dotted above them, the pool's size
+// as a dashed line; the height axis counts blocks; ▲ where a request was preempted (its blocks
+// freed), ● where a request was admitted with a prefix-cache hit. Pixel-bounded: at most one
+// column per pixel. blockLegend() says what of this a result shows (ui/lanes.js writes the legend).
 
-import { setupCanvas, theme, font, colorFor, hatch } from './canvas-kit.js';
+import { setupCanvas, theme, font, colorFor, dots } from './canvas-kit.js';
 import { fmt } from './format.js';
 import { passAxis } from './timeline.js';
 import { count } from '../state/records.js';
 
-const HEIGHT = { compact: 60, normal: 96, lecture: 104 };
-export const blockViewHeight = (view) => HEIGHT[view.compact ? 'compact' : view.lecture ? 'lecture' : 'normal'];
+/** CSS height: an embed's is short; lecture mode's grows with its canvas text. */
+export const blockViewHeight = (view) => (view.compact ? 60 : view.lecture ? Math.round(46 * theme().scale) : 96);
 
 const preCache = new WeakMap();
 /**
@@ -92,9 +93,22 @@ function titleOf(result, samples) {
   const kb = result.kv_blocks;
   const peakUsed = samples.reduce((a, s) => Math.max(a, s.used), 0);
   const hits = hitPasses(result).length;
-  const pool = kb.total != null ? `${fmt(kb.total)} blocks × ${fmt(kb.block_size)} tokens` : `unlimited (${fmt(kb.block_size)}-token blocks)`;
-  return `KV pool: ${pool} · peak ${fmt(peakUsed)} in use · ▲ ${fmt(result.metrics?.preemptions ?? 0)} preemptions`
+  const pool = kb.total != null ? `${fmt(kb.total)} blocks of ${fmt(kb.block_size)} tokens` : `unlimited, blocks of ${fmt(kb.block_size)} tokens`;
+  return `KV pool: ${pool} · peak ${fmt(peakUsed)} blocks in use · ▲ ${fmt(result.metrics?.preemptions ?? 0)} preemptions`
     + (hits ? ` · ● ${fmt(hits)} prefix-cache hits` : '');
+}
+
+/** What the block view of this result shows, as legend entries {key (a CSS class), text}. */
+export function blockLegend(result) {
+  const kb = result.kv_blocks;
+  const samples = samplesOf(kb);
+  const out = [{ key: 'kv-held', text: "a request's blocks (its colour)" }];
+  if (samples.some((s) => s.cachedFree)) out.push({ key: 'kv-cached', text: 'free, still caching a prefix' });
+  if (samples.some((s) => s.tables > s.used)) out.push({ key: 'kv-shared', text: 'blocks in use (shared prefixes)' });
+  if (kb.total != null) out.push({ key: 'kv-pool', text: 'pool size' });
+  if (result.metrics?.preemptions) out.push({ key: 'kv-pre', text: 'preempted' });
+  if (hitPasses(result).length) out.push({ key: 'kv-hit', text: 'prefix-cache hit' });
+  return out;
 }
 
 /** The sample shown at pass p (the last one at or before it), or null. */
@@ -134,7 +148,7 @@ export function drawBlocks(canvas, result, view) {
 
   ctx.fillStyle = t.idle; ctx.fillRect(G, top, X(end) - G, ph);
   ctx.strokeStyle = t.faint; ctx.lineWidth = 1; ctx.strokeRect(G + 0.5, top + 0.5, X(end) - G - 1, ph - 1);
-  const cachedPattern = hatch(ctx, dpr, t.accent, t.idle);
+  const cachedPattern = dots(ctx, dpr, t.accent, t.idle);
   let lastEnd = -Infinity;
   const hoverBands = [];          // [x0, x1, y0, y1] of the hovered request, merged into one outline
   for (let i = 0; i < samples.length; i++) {
@@ -201,9 +215,18 @@ export function drawBlocks(canvas, result, view) {
   marks(hits, t.good, 'dot');
   marks(preemptionPasses(result), t.bad, 'tri');
 
+  // The height axis, in blocks: 0 at the floor, the pool's size (unlimited: the peak) at its line,
+  // the unit between (across, the passes of the lane's axis above).
+  ctx.font = font(10); ctx.fillStyle = t.muted; ctx.strokeStyle = t.faint; ctx.lineWidth = 1; ctx.textAlign = 'right';
+  const yTop = kb.total ?? g.peak;
+  for (const [v, base] of [[0, 'bottom'], [yTop, 'top']]) {
+    const y = Math.round(Y(v)) + 0.5;
+    ctx.beginPath(); ctx.moveTo(G - 4, y); ctx.lineTo(G, y); ctx.stroke();
+    ctx.textBaseline = base; ctx.fillText(v >= 1e4 ? `${Math.round(v / 1e3)}k` : fmt(v), G - 6, base === 'top' ? Math.max(0, y - 2) : y + 2);   // the gutter is narrow
+  }
+  ctx.font = font(9); ctx.textBaseline = 'middle';
+  ctx.fillText('blocks', G - 3, top + ph / 2);
   // The title: what the pool is, and what the marks count.
-  ctx.font = font(10); ctx.fillStyle = t.muted; ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
-  ctx.fillText('KV', G - 6, top + ph / 2);
   ctx.font = font(10.5); ctx.textAlign = 'left'; ctx.fillStyle = t.ink;
   if (g.beside) { ctx.textBaseline = 'middle'; ctx.fillText(g.label, X(end) + 10, top + ph / 2); }
   else {

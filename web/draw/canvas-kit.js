@@ -27,6 +27,7 @@ export function setupCanvas(canvas, cssHeight) {
   return { ctx, dpr, w, h };
 }
 
+const CANVAS_TEXT_PX = 10.5;   // the canvases' body text at scale 1 (font(10.5))
 let themeCache = null;
 export function invalidateTheme() { themeCache = null; }
 /** Colours come from the stylesheet so light/dark switch in one place. */
@@ -39,7 +40,8 @@ export function theme() {
     grid: v('--grid'), accent: v('--accent'), alt: v('--alt'), good: v('--good'), bad: v('--bad'),
     paddingInk: v('--padding-ink'), paddingBg: v('--padding-bg'), idle: v('--idle'), playhead: v('--playhead'),
     font: v('--font') || 'sans-serif',
-    scale: parseFloat(v('--chart-scale')) || 1,   // lecture mode enlarges canvas text
+    // canvas text follows the page's type (--chart-text rem): lecture mode's grows with the screen
+    scale: (parseFloat(cs.fontSize) * parseFloat(v('--chart-text'))) / CANVAS_TEXT_PX || 1,
     heightScale: parseFloat(v('--chart-height')) || 1,   // an embed's charts are shorter
   };
   return themeCache;
@@ -62,6 +64,24 @@ export function hatch(ctx, dpr, ink, bg) {
   g.moveTo(-1, 1); g.lineTo(1, -1);
   g.moveTo(size - 1, size + 1); g.lineTo(size + 1, size - 1);
   g.stroke();
+  p = ctx.createPattern(c, 'repeat');
+  p.setTransform?.(new DOMMatrix([1 / dpr, 0, 0, 1 / dpr, 0, 0]));
+  patternCache.set(key, p);
+  return p;
+}
+
+/** Dots (free KV blocks that still cache a prefix): a texture the timeline's padding hatch is not. */
+export function dots(ctx, dpr, ink, bg) {
+  const key = `dots|${dpr}|${ink}|${bg}`;
+  let p = patternCache.get(key);
+  if (p) return p;
+  const size = Math.round(5 * dpr);
+  const c = document.createElement('canvas');
+  c.width = c.height = size;
+  const g = c.getContext('2d');
+  g.fillStyle = bg; g.fillRect(0, 0, size, size);
+  g.fillStyle = ink;
+  g.beginPath(); g.arc(size / 2, size / 2, 1.1 * dpr, 0, 2 * Math.PI); g.fill();
   p = ctx.createPattern(c, 'repeat');
   p.setTransform?.(new DOMMatrix([1 / dpr, 0, 0, 1 / dpr, 0, 0]));
   patternCache.set(key, p);

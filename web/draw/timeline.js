@@ -43,9 +43,14 @@ function rowHeight({ slots, lecture, compact, rowsPx = null }) {
   return Math.max(Math.min(maxH, total / slots), 0.75);
 }
 
-/** A lane canvas's CSS height for view {slots, lecture, compact, rowsPx}: its rows and the pass axis. */
+/** The space under a lane's rows: the pass axis, or (view.axis false: lecture mode draws the shared
+ *  axis under the last lane only) a thin gap. */
+export const axisSpace = (view) => (view.axis === false ? 4 : axisHeight());
+
+/** A lane canvas's CSS height for view {slots, lecture, compact, rowsPx, axis}: its rows and the
+ *  pass axis. */
 export function laneHeight(view) {
-  return Math.ceil(rowHeight(view) * view.slots) + axisHeight();
+  return Math.ceil(rowHeight(view) * view.slots) + axisSpace(view);
 }
 
 /**
@@ -163,17 +168,7 @@ export function draw(canvas, result, view) {
     if (slots > 1 && rowsH >= 4 * half) ctx.fillText(String(slots), GUTTER - 6, Math.max(rowsH - half, rowsH / 2));
   }
 
-  // Pass axis.
-  ctx.font = font(10); ctx.textBaseline = 'top'; ctx.fillStyle = t.muted; ctx.strokeStyle = t.faint;
-  const ticks = niceTicks(0, passMax, Math.max(2, Math.floor(plotW / (90 * t.scale))));
-  for (const tk of ticks) {
-    const x = X(tk);
-    ctx.beginPath(); ctx.moveTo(x + 0.5, rowsH); ctx.lineTo(x + 0.5, rowsH + 3); ctx.stroke();
-    ctx.textAlign = tk === 0 ? 'left' : 'center';
-    if (x < w - 60 * t.scale) ctx.fillText(fmt(tk), x, rowsH + 4);
-  }
-  ctx.textAlign = 'right';
-  ctx.fillText('pass →', w - 2, rowsH + 4);
+  if (view.axis !== false) passTicks(ctx, t, { X, passMax, plotW, w, y: rowsH });
   // End-of-run marker: where this scheduler finished.
   if (idx.passes < passMax) {
     const x = X(idx.passes);
@@ -184,6 +179,20 @@ export function draw(canvas, result, view) {
     if (x + 8 + ctx.measureText(label).width < w) ctx.fillText(label, x + 6, Math.min(rowsH / 2, 10 * t.scale));
   }
   return { rowH, plotW, passMax };
+}
+
+/** The pass axis at y: ticks and their labels, "pass →" at the right. */
+export function passTicks(ctx, t, { X, passMax, plotW, w, y }) {
+  ctx.font = font(10); ctx.textBaseline = 'top'; ctx.fillStyle = t.muted; ctx.strokeStyle = t.faint; ctx.lineWidth = 1;
+  const ticks = niceTicks(0, passMax, Math.max(2, Math.floor(plotW / (90 * t.scale))));
+  for (const tk of ticks) {
+    const x = X(tk);
+    ctx.beginPath(); ctx.moveTo(x + 0.5, y); ctx.lineTo(x + 0.5, y + 3); ctx.stroke();
+    ctx.textAlign = tk === 0 ? 'left' : 'center';
+    if (x < w - 60 * t.scale) ctx.fillText(fmt(tk), x, y + 4);
+  }
+  ctx.textAlign = 'right';
+  ctx.fillText('pass →', w - 2, y + 4);
 }
 
 /** Which slot / pass / request sits under CSS pixel (x, y)? */

@@ -3,8 +3,8 @@
 // draw/timeline.js and draw/blocks.js; this module owns the DOM around them, the pointer and
 // keyboard on them, and in lecture mode the height each lane gets so that all fit the screen.
 
-import { draw, hitTest, segmentAt, indexSegments, laneGeometry, axisHeight } from '../draw/timeline.js';
-import { drawBlocks, blockHit, describeBlocks, blockViewHeight } from '../draw/blocks.js';
+import { draw, hitTest, segmentAt, indexSegments, laneGeometry, axisSpace } from '../draw/timeline.js';
+import { drawBlocks, blockHit, describeBlocks, blockViewHeight, blockLegend } from '../draw/blocks.js';
 import { colorFor } from '../draw/canvas-kit.js';
 import { fmt, fmtPct, fmtTime } from '../draw/format.js';
 import { el } from './dom.js';
@@ -40,7 +40,13 @@ export function createLanes(ctx) {
     const pm = passMax();
     return { slots: slotsOf(res), passMax: pm, playhead: st.pass ?? pm, hoverId: hover?.rid ?? null,
       focus: focus?.s === s ? focus : null, lecture: st.lecture, compact: st.compact,
-      rowsPx: fitted.rowsPx, kvBudget: getPath(res.scenario, budgetPath) ?? null };
+      rowsPx: fitted.rowsPx, kvBudget: getPath(res.scenario, budgetPath) ?? null, axis: hasAxis(s) };
+  }
+
+  /** Lecture mode draws the lanes' one pass axis under the last lane only: the rows get its room. */
+  function hasAxis(s) {
+    const names = ctx.state().lanes;
+    return !ctx.state().lecture || s === names[names.length - 1];
   }
 
   /**
@@ -62,8 +68,10 @@ export function createLanes(ctx) {
     const below = (st.compact ? document.body : ctx.figure).getBoundingClientRect().bottom - box.bottom;
     let fixed = 0;
     for (const lane of lanes.values()) {
-      const kv = lane.kv && !lane.kv.hidden ? blockViewHeight({ lecture: st.lecture, compact: st.compact }) + 4 : 0;
-      fixed += lane.head.offsetHeight + axisHeight() + kv;
+      // the block view at the height it will be drawn, its legend and margins as they are now
+      const kv = lane.kv && !lane.kv.hidden ? blockViewHeight({ lecture: st.lecture, compact: st.compact })
+        + lane.kvView.getBoundingClientRect().height - lane.kv.offsetHeight + parseFloat(getComputedStyle(lane.kvView).marginTop) : 0;
+      fixed += lane.head.offsetHeight + axisSpace({ axis: hasAxis(lane.s) }) + kv;
     }
     const gaps = parseFloat(getComputedStyle(ctx.container).rowGap) || 0;
     const avail = innerHeight - top - below - fixed - gaps * (lanes.size - 1) - 12;   // 12: rounding
@@ -83,12 +91,14 @@ export function createLanes(ctx) {
       const canvas = el('canvas', { class: 'timeline', tabindex: '0', role: 'img', 'data-lane': s,
         'aria-label': `${label} timeline: one row per slot, one column per forward pass. Arrow keys up and down inspect a slot at the playhead.` });
       const head = el('div', { class: 'lane-head' }, el('div', { class: 'lane-title' }, document.createTextNode(`${label} `), el('small', { text: `— ${summary}` })), stats);
-      const lane = { s, title: label, canvas, stats, head, kv: null };
+      const lane = { s, title: label, canvas, stats, head, kv: null, kvView: null, kvLegend: null };
       const wrap = el('div', { class: 'lane', 'data-lane': s }, head, canvas);
-      if (hasKV(s)) {
+      if (hasKV(s)) {   // the block view and its own legend (its marks are not the lanes')
         lane.kv = el('canvas', { class: 'blockview', role: 'img', tabindex: '-1', 'data-blocks': s,
           'aria-label': 'The paged KV pool over the run: each running request\'s blocks by slot, free blocks holding a cached prefix, preemptions and prefix-cache hits' });
-        wrap.append(lane.kv);
+        lane.kvLegend = el('div', { class: 'legend kv-legend', 'aria-label': 'Legend of the KV block view', 'data-legend': 'blocks' });
+        lane.kvView = el('div', { class: 'kv-view' }, lane.kv, lane.kvLegend);
+        wrap.append(lane.kvView);
       }
       wire(lane);
       lanes.set(s, lane);
@@ -106,7 +116,13 @@ export function createLanes(ctx) {
       const res = cmp[lane.s];
       if (!res) continue;
       const m = res.metrics;
-      if (lane.kv) lane.kv.hidden = !res.kv_blocks;
+      if (lane.kv) {
+        lane.kv.hidden = lane.kvView.hidden = !res.kv_blocks;
+        if (res.kv_blocks) {
+          lane.kvLegend.replaceChildren(...blockLegend(res).map(({ key, text }) =>
+            el('span', {}, el('i', { class: `key key-${key}`, 'aria-hidden': 'true' }), document.createTextNode(text))));
+        }
+      }
       lane.canvas.setAttribute('aria-label', `${lane.title} timeline: ${slotsOf(res)} slots, ${fmt(m.passes)} passes, `
         + `${fmtPct(m.utilization)} of slot-steps emit a token, ${fmtPct(m.shares.padding)} padding, ${fmtPct(m.shares.idle)} idle. `
         + 'Up and down arrows inspect a slot at the playhead.');

@@ -1,7 +1,9 @@
 // Story mode: the article's argument in steps (the engine's story(): each step's title, text,
 // scenario and lanes, the figure it highlights and the part of it it points at). A step sets its
 // scenario like a preset does; this module owns the story card, its buttons, the highlight and
-// the scroll to the highlighted figure. S toggles it, PageDown / PageUp step (ui/chrome.js keys).
+// the scroll that shows it: the part a step points at (a lane, the block view) is brought into
+// view under the card (sticky on a large screen, style.css) once its step's run is drawn, since
+// where it lands depends on the lanes' heights. S toggles it, PageDown / PageUp step (ui/chrome.js).
 
 import { storyStep } from '../state/url.js';
 import { valuesFromScenario, sameValues } from '../state/schema.js';
@@ -21,12 +23,14 @@ export function storyView(steps, n) {
  */
 export function createStory({ page, view, apply, left }) {
   const steps = page.story;
+  let reveal = !!view.get().story;   // show the step's figure once drawn (a story link's too)
 
   /** Go to step n: its scenario and lanes, its card, what it highlights. */
   function go(n) {
     const step = steps[n - 1];
     if (!step) return false;
     apply(step, storyView(steps, n));
+    reveal = true;
     showFigure();
     return true;
   }
@@ -41,6 +45,7 @@ export function createStory({ page, view, apply, left }) {
 
   function toggle() {
     if (!view.get().story) { go(1); return; }
+    reveal = false;
     view.set(storyView(steps, null));
     render();
     left();
@@ -51,6 +56,7 @@ export function createStory({ page, view, apply, left }) {
     const step = storyStep(page, view.get());
     if (step && !sameValues(page.fields, values, valuesFromScenario(page.fields, step.scenario || {}))) {
       view.set(storyView(steps, null));
+      reveal = false;
     }
   }
 
@@ -67,26 +73,41 @@ export function createStory({ page, view, apply, left }) {
     markFocus();
   }
 
-  /** The part of the highlighted figure the step points at: a lane, or the vllm lane's block view. */
+  /** The part of the highlighted figure the step points at: a lane, or the vllm lane's block view
+   *  (with its legend). Called when a result is drawn: the step's figure is shown again. */
   function markFocus() {
     for (const e of document.querySelectorAll('.story-focus')) e.classList.remove('story-focus');
+    focusTarget()?.classList.add('story-focus');
+    if (reveal && view.get().story) showFigure();
+  }
+
+  function focusTarget() {
     const focus = view.get().story ? view.get().storyFocus : null;
-    if (!focus) return;
-    const target = focus === 'blocks' ? document.querySelector('canvas.blockview:not([hidden])')
+    if (!focus) return null;
+    return focus === 'blocks' ? document.querySelector('.kv-view:not([hidden])')
       : document.querySelector(`.lane[data-lane="${focus}"]`);
-    target?.classList.add('story-focus');
   }
 
   function showFigure() {
     const v = view.get();
     if (v.embed) return;
-    const fig = document.querySelector(`[data-figure="${v.storyFigure}"]`);
-    const card = $('fig-story');
-    const smooth = !window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+    const behavior = window.matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth';
     requestAnimationFrame(() => {
-      if (v.storyFigure === 'timeline') window.scrollTo({ top: 0, behavior: smooth ? 'smooth' : 'auto' });
-      else (card || fig)?.scrollIntoView({ block: 'start', behavior: smooth ? 'smooth' : 'auto' });
+      const target = focusTarget() || document.querySelector(`[data-figure="${v.storyFigure}"]`);
+      if (target) intoView(target, behavior);
     });
+  }
+
+  /** Scroll the least that shows all of `target` under the story card (which sticks to the top on
+   *  a large screen, so scrolling the card itself into view would not move what is under it), its
+   *  top first when it is taller than what is left. */
+  function intoView(target, behavior) {
+    const m = 8, box = $('fig-story'), card = box.getBoundingClientRect(), r = target.getBoundingClientRect();
+    const sticky = getComputedStyle(box).position === 'sticky';
+    const freeTop = (d) => (sticky ? Math.max(card.height, card.bottom - d) : 0) + m;
+    let dy = Math.max(0, r.bottom + m - innerHeight);
+    if (r.top - dy < freeTop(dy)) dy = r.top - freeTop(dy);
+    if (Math.abs(dy) >= 1) window.scrollBy({ top: dy, behavior });
   }
 
   $('btn-story').addEventListener('click', toggle);
