@@ -2,7 +2,7 @@
 // columnar points in, canvas out. Points not computed yet are shown as faint ticks, so a
 // sweep that is still running (or was cancelled) reads honestly.
 
-import { setupCanvas, theme, niceTicks, font } from './canvas-kit.js';
+import { setupCanvas, theme, niceTicks, tickLabels, font } from './canvas-kit.js';
 import { fmt, maxOf, minOf } from './format.js';
 
 /**
@@ -41,24 +41,27 @@ export function lineChart(canvas, spec) {
   ctx.font = font(10.5); ctx.lineWidth = 1;
   ctx.strokeStyle = t.grid; ctx.fillStyle = t.muted;
   ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
-  for (const v of sy.ticks) {
+  const ylabels = tickLabels(sy.ticks, spec.y.fmt || fmt);
+  sy.ticks.forEach((v, i) => {
     const y = Math.round(sy.Y(v)) + 0.5;
     ctx.beginPath(); ctx.moveTo(m.l, y); ctx.lineTo(m.l + pw, y); ctx.stroke();
     ctx.fillStyle = spec.y.color || t.muted;
-    ctx.fillText((spec.y.fmt || fmt)(v), m.l - 6, y);
-  }
+    ctx.fillText(ylabels[i], m.l - 6, y);
+  });
   if (sy2) {
     ctx.textAlign = 'left';
     ctx.fillStyle = spec.y2.color || t.muted;
-    for (const v of sy2.ticks) ctx.fillText((spec.y2.fmt || fmt)(v), m.l + pw + 6, sy2.Y(v));
+    const labels = tickLabels(sy2.ticks, spec.y2.fmt || fmt);
+    sy2.ticks.forEach((v, i) => ctx.fillText(labels[i], m.l + pw + 6, sy2.Y(v)));
   }
   const xticks = xs.ticks || niceTicks(xs.min, xs.max, Math.max(2, Math.floor(pw / 70)));
+  const xlabels = tickLabels(xticks, xs.fmt || (xs.ticks ? fmt : null));   // generated ticks: their own decimals
   ctx.textAlign = 'center'; ctx.textBaseline = 'top'; ctx.fillStyle = t.muted; ctx.strokeStyle = t.faint;
-  for (const v of xticks) {
+  xticks.forEach((v, i) => {
     const x = Math.round(X(v)) + 0.5;
     ctx.beginPath(); ctx.moveTo(x, m.t + ph); ctx.lineTo(x, m.t + ph + 4); ctx.stroke();
-    ctx.fillText((xs.fmt || fmt)(v), x, m.t + ph + 6);
-  }
+    ctx.fillText(xlabels[i], x, m.t + ph + 6);
+  });
   ctx.strokeStyle = t.muted;
   ctx.beginPath(); ctx.moveTo(m.l + 0.5, m.t); ctx.lineTo(m.l + 0.5, m.t + ph + 0.5); ctx.lineTo(m.l + pw, m.t + ph + 0.5); ctx.stroke();
 

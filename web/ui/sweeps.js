@@ -66,7 +66,7 @@ export function drawSpeedup(canvas, def, field, pts, current) {
   const near = pts.reduce((b, p) => (b == null || Math.abs(p[0] - current) < Math.abs(b[0] - current) ? p : b), null);
   lineChart(canvas, {
     height: 240,
-    x: { label: field.label.toLowerCase(), min: lo, max: hi, fmt: (v) => v.toFixed(1) },
+    x: { label: field.label.toLowerCase(), min: lo, max: hi },   // ticks with the decimals they need
     y: { label: 'speedup ×', min: 0, fmt: (v) => `×${v.toFixed(v < 10 ? 1 : 0)}` },
     series: [
       { name: 'in time', color: t.accent, points: pts.map((p) => [p[0], p[1], near && p[0] === near[0] && p[1] != null ? `×${p[1].toFixed(2)}` : '']) },
