@@ -5,9 +5,34 @@
 import { setupCanvas, theme, niceTicks, tickLabels, font } from './canvas-kit.js';
 import { fmt, maxOf, minOf } from './format.js';
 
+const LINE = 14;   // px (x the chart scale) between legend lines
+
+/** Where each legend entry goes: after the y title on the first line, up to the y2 title, and on
+ *  further lines (from the plot's left edge) when a line is full; `extra`: the height the lines
+ *  beyond the first take. */
+function layoutLegend(ctx, spec, w, k) {
+  ctx.font = font(11, 600);
+  const first = Math.max(52 * k + 8, 4 + ctx.measureText(spec.y.label).width + 14);
+  const right = spec.y2 ? w - 4 - ctx.measureText(spec.y2.label).width - 16 : w - 4;
+  ctx.font = font(11);
+  const entries = [
+    ...spec.series.filter((s) => s.name).map((s) => ({ series: s, width: 16 * k + ctx.measureText(s.name).width, gap: 12 * k })),
+    ...(spec.keys || []).map((key) => { const text = `${key.symbol} ${key.text}`; return { key, text, width: ctx.measureText(text).width, gap: 14 * k }; }),
+  ];
+  let x = first, y = 3, lines = 1;
+  const items = [];
+  for (const e of entries) {
+    if (x > first && x + e.width > right) { x = 52 * k + 8; y += LINE * k; lines += 1; }
+    items.push({ ...e, x, y });
+    x += e.width + e.gap;
+  }
+  return { items, extra: (lines - 1) * LINE * k };
+}
+
 /**
  * spec: { height, x: {label, min, max, log2?, fmt?}, y: {label, min?, max?, fmt?, color?},
  *         y2?: {...}, series: [{name, color, axis: 'y'|'y2', points: [[x, y|null], ...], dash?}],
+ *         (a point [x, y, label, cross]: cross draws it as ✗)
  *         hlines?: [{y, axis, label, color}], marks?: [{x, label, color}], pending?: [x, ...],
  *         keys?: [{symbol, text, color?}] (legend entries for the marks: ▲ beyond the axis, …) }
  */
@@ -15,7 +40,8 @@ export function lineChart(canvas, spec) {
   const t = theme();
   const { ctx, w, h } = setupCanvas(canvas, (spec.height ?? 240) * t.scale * t.heightScale);
   const k = t.scale;
-  const m = { l: 52 * k, r: spec.y2 ? 56 * k : 16, t: (spec.keys?.length ? 36 : 22) * k, b: 38 * k };
+  const legend = layoutLegend(ctx, spec, w, k);
+  const m = { l: 52 * k, r: spec.y2 ? 56 * k : 16, t: 22 * k + legend.extra, b: 38 * k };
   const pw = Math.max(10, w - m.l - m.r), ph = Math.max(10, h - m.t - m.b);
 
   const xs = spec.x;
@@ -110,8 +136,13 @@ export function lineChart(canvas, spec) {
     pts.forEach(([x, y], i) => (i ? ctx.lineTo(X(x), Yc(y)) : ctx.moveTo(X(x), Yc(y))));
     ctx.stroke(); ctx.setLineDash([]);
     ctx.restore();
-    for (const [x, y] of pts) {
+    for (const [x, y, , cross] of pts) {
       ctx.beginPath();
+      if (cross) {   // a point that fails (the key says what): ✗
+        const px = X(x), py = Yc(y), r = s.highlight === x ? 5 : 4;
+        ctx.moveTo(px - r, py - r); ctx.lineTo(px + r, py + r); ctx.moveTo(px + r, py - r); ctx.lineTo(px - r, py + r);
+        ctx.lineWidth = 2.2; ctx.stroke(); continue;
+      }
       if (y > S.hi) { const px = X(x), py = S.Y(S.hi); ctx.moveTo(px, py - 6); ctx.lineTo(px - 5, py + 3); ctx.lineTo(px + 5, py + 3); ctx.closePath(); }
       else ctx.arc(X(x), S.Y(y), s.highlight === x ? 5 : 3, 0, 2 * Math.PI);
       ctx.fill();
@@ -123,25 +154,17 @@ export function lineChart(canvas, spec) {
     }
   }
 
-  // Series legend (top, after the y title).
-  ctx.font = font(11, 600);
-  let lx = Math.max(m.l + 8, 4 + ctx.measureText(spec.y.label).width + 14);
-  ctx.font = font(11); ctx.textBaseline = 'top'; ctx.textAlign = 'left';
-  for (const s of spec.series) {
-    if (!s.name) continue;
-    ctx.fillStyle = s.color; ctx.fillRect(lx, 7 * k, 12 * k, 3 * k);
-    ctx.fillStyle = t.ink; ctx.fillText(s.name, lx + 16 * k, 3);
-    lx += 28 * k + ctx.measureText(s.name).width;
-  }
-  // Keys for the marks, after the series (on a second line when the first is full).
-  let ky = 3;
-  const right = spec.y2 ? w - 4 - ctx.measureText(spec.y2.label).width - 16 : w - 4;
-  for (const key of spec.keys || []) {
-    const text = `${key.symbol} ${key.text}`;
-    const tw = ctx.measureText(text).width;
-    if (lx + tw > right) { lx = m.l + 8; ky += 14 * k; }
-    ctx.fillStyle = key.color || t.ink; ctx.fillText(text, lx, ky);
-    lx += tw + 14 * k;
+  // Legend: the series, then the keys for the marks, in as many lines as the width needs (laid out
+  // before the plot, whose top margin makes room for them).
+  for (const it of legend.items) {
+    if (it.series) {
+      ctx.fillStyle = it.series.color; ctx.fillRect(it.x, it.y + 4 * k, 12 * k, 3 * k);
+      ctx.font = font(11); ctx.fillStyle = t.ink; ctx.textBaseline = 'top'; ctx.textAlign = 'left';
+      ctx.fillText(it.series.name, it.x + 16 * k, it.y);
+    } else {
+      ctx.font = font(11); ctx.fillStyle = it.key.color || t.ink; ctx.textBaseline = 'top'; ctx.textAlign = 'left';
+      ctx.fillText(it.text, it.x, it.y);
+    }
   }
   return { X, Y: sy.Y, Y2: sy2?.Y };
 }
