@@ -260,3 +260,82 @@ def test_block_view_under_the_vllm_lane(strict_page, site_url, native):
     assert total == want["total"]
     i = max(k for k, q in enumerate(want["samples"]["pass"]) if q <= p)
     assert used == want["samples"]["used"][i]
+
+
+def test_the_timeline_fits_the_first_screen_at_1366_by_768(strict_page, site_url):
+    """A laptop: the lanes, their legend and Play all on the first screen, no scrolling."""
+    page = strict_page
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.goto(site_url)
+    settle(page, sweeps=False)
+    for sel in ("#timeline-headline", "#timelines canvas.timeline", "#fig-timeline .legend", "#btn-play", "#scrub"):
+        inside(page, sel)
+    rows = page.eval_on_selector('canvas.timeline[data-lane="static"]', "c => c.clientHeight")
+    assert rows >= 96, rows          # fitting never squeezes 8 slots below 12 px each
+
+
+@pytest.mark.parametrize("query", ["", "vllm=1"])
+def test_on_a_phone_the_lanes_fit_one_screen_and_the_drawer_leaves_the_result(strict_page, site_url, query):
+    page = strict_page
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{site_url}?{query}")
+    settle(page, sweeps=False)
+    # scrolled to the figure: its headline and every lane with its axis above the bar
+    page.evaluate("() => document.getElementById('timeline-headline').scrollIntoView({ block: 'start' })")
+    bar = page.eval_on_selector(".phone-bar", "b => b.getBoundingClientRect().top")
+    top = page.eval_on_selector("#timeline-headline", "h => h.getBoundingClientRect().top")
+    bottom = max(page.eval_on_selector_all("#timelines canvas", "cs => cs.map(c => c.getBoundingClientRect().bottom)"))
+    assert top >= 0 and bottom <= bar, (top, bottom, bar)
+    # the drawer opened from the top of the page: the result (the headline) stays in view above it
+    page.evaluate("() => scrollTo(0, 0)")
+    page.click("#btn-controls")
+    page.wait_for_selector("html[data-drawer=open]", state="attached")
+    page.wait_for_function("() => getComputedStyle(document.getElementById('controls')).transform === 'none'")
+    drawer = page.eval_on_selector("#controls", "c => c.getBoundingClientRect().top")
+    head = page.eval_on_selector("#timeline-headline", "h => { const r = h.getBoundingClientRect(); return [r.top, r.bottom]; }")
+    assert head[0] >= 0 and head[1] <= drawer, (head, drawer)
+    # a change made in the drawer shows above it
+    before = page.text_content("#hl-speedup")
+    page.fill("#ctl-skew", "0")
+    page.press("#ctl-skew", "Enter")
+    page.wait_for_function("b => document.getElementById('hl-speedup').textContent !== b", arg=before)
+    assert page.eval_on_selector("#timeline-headline", "h => h.getBoundingClientRect().bottom") <= drawer
+
+
+def test_on_a_phone_the_vllm_checkbox_is_a_44_px_target(strict_page, site_url):
+    page = strict_page
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(site_url)
+    settle(page, sweeps=False)
+    page.click("#btn-controls")
+    page.wait_for_selector("html[data-drawer=open]", state="attached")
+    page.wait_for_function("() => getComputedStyle(document.getElementById('controls')).transform === 'none'")
+    box = page.locator("#lane-toggles input[type=checkbox]").first
+    box.scroll_into_view_if_needed()
+    b = box.bounding_box()
+    assert b["width"] >= 28 and b["height"] >= 28, b        # the box itself is not squeezed
+    cx, cy = b["x"] + b["width"] / 2, b["y"] + b["height"] / 2
+    # every point of the 44x44 square around it toggles it (the box or its label)
+    misses = page.evaluate("""([cx, cy]) => { const box = document.querySelector('#lane-toggles input'); const out = [];
+        for (let dx = -22; dx <= 22; dx += 11) for (let dy = -22; dy <= 22; dy += 11) {
+          const e = document.elementFromPoint(cx + dx, cy + dy);
+          if (!(e === box || (e && e.closest('label') === box.closest('label')))) out.push([dx, dy, e && e.tagName]); }
+        return out; }""", [cx, cy])
+    assert not misses, misses
+    page.mouse.click(cx + 21, cy + 21)
+    page.wait_for_selector('canvas.timeline[data-lane="vllm"]', state="attached")
+
+
+def test_on_a_phone_the_sizing_legends_do_not_overprint(strict_page, site_url):
+    page = strict_page
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{site_url}?vllm=1")
+    settle(page)
+    for chart in ("#chart-slots", "#chart-slots-latency", "#chart-skew"):
+        items, (plot_top, right) = page.eval_on_selector(chart, "c => JSON.parse(c.dataset.legend)")
+        assert items, chart
+        for i, (x, y, w) in enumerate(items):
+            assert x + w <= right + 1 or x <= 70, (chart, items[i], right)   # a line's first entry may be wide
+            assert y + 11 <= plot_top, (chart, items[i], plot_top)
+            for x2, y2, w2 in items[i + 1:]:
+                assert y2 != y or x2 >= x + w, (chart, (x, y, w), (x2, y2, w2))

@@ -26,7 +26,7 @@ function layoutLegend(ctx, spec, w, k) {
     items.push({ ...e, x, y });
     x += e.width + e.gap;
   }
-  return { items, extra: (lines - 1) * LINE * k };
+  return { items, right, extra: (lines - 1) * LINE * k };
 }
 
 /**
@@ -155,7 +155,9 @@ export function lineChart(canvas, spec) {
   }
 
   // Legend: the series, then the keys for the marks, in as many lines as the width needs (laid out
-  // before the plot, whose top margin makes room for them).
+  // before the plot, whose top margin makes room for them). data-legend: each entry's box and the
+  // plot's top, [[x, y, width], ...] then [top, right] (the test hook that nothing overprints).
+  canvas.dataset.legend = JSON.stringify([legend.items.map((it) => [Math.round(it.x), it.y, Math.round(it.width)]), [Math.round(m.t), Math.round(legend.right)]]);
   for (const it of legend.items) {
     if (it.series) {
       ctx.fillStyle = it.series.color; ctx.fillRect(it.x, it.y + 4 * k, 12 * k, 3 * k);
