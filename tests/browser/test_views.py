@@ -121,6 +121,8 @@ def test_embeds_render_at_their_snippet_height_in_every_state(strict_page, site_
     assert not loose, f"reserved (px) vs the tallest state seen: {loose}"
 
 
+@pytest.mark.xfail(strict=True, reason="open: stepping the story embed from step 4 to 5 inside a host page "
+                   "grows it to 557-561 px (loaded at story=5 it fits 520); issue 22 item 3")
 def test_the_copied_snippet_is_the_rendered_height_and_the_host_never_shifts(strict_page, site_url,
                                                                              native, tmp_path, page_origins):
     """A blog post pasting the copied snippets: every height the embeds post while they load and
