@@ -50,6 +50,7 @@ async function boot() {
   app.values = values;
   if (v.embed === 'story' && !v.story) v.story = 1;     // an embedded story starts at its first step
   view.set({ embed: v.embed, lecture: v.lecture, theme: v.theme, lanes: v.lanes, speed: v.speed, challenge: v.challenge, ...storyView(ctx.story, v.story) });
+  if (v.embed) postHeight(v.embed, schema.figures);   // its height reserved before the first draw
 
   controls = buildControls($('controls-fields'), $('sched-list'), $('lane-toggles'), schema, ctx.fields, { onValue, onLane });
   controls.setValues(app.values, lanesNow());
@@ -74,7 +75,6 @@ async function boot() {
   await mainRun.run();
   performance.mark('cbx:first-timeline');
   side.begin(embeddedFigure(ctx, view.get()));
-  if (view.get().embed) postHeight(view.get().embed);
 
   source.readyPromise.then(async () => {
     performance.mark('cbx:engine-ready');

@@ -38,21 +38,24 @@ from .plan import MAX_GPUS
 PART_LABELS = {"prefill_queue": "prefill queue", "prefill": "prefill", "transfer": "KV transfer",
                "decode_queue": "decode queue", "first_decode": "first decode step"}
 
-# embed_height: the figure's height in px as an 820-px-wide embed (the copied iframe snippet's
-# height; the browser tests hold every embed to it, and to 520); the page also posts its height
-# to the host page as it changes (README: "Embedding a figure").
+# embed_height: the figure's height in px as an 820-px-wide embed: the largest it takes in any state
+# (vLLM lane on, every story step, a fleet of 8, the planner's table), which the embed reserves
+# (so neither loading nor a story step moves the host page) and the copied iframe snippet carries;
+# tests/browser/test_views.py holds every embed's rendered height to it within 2 px, its tallest
+# state to within a line of it, and all to 520. The page also posts its height to the host page
+# as it changes (README: "Embedding").
 FIGURES = {
     # rows: the scenario field that is the number of rows (slots) a timeline draws
     # main: drawn from the main comparison (the other figures make their own engine calls)
     "timeline": {"title": "Static vs continuous batching: slot × pass timelines", "main": True,
                  "rows": "server.slots", "kv_budget": "server.kv_tokens", "embed_height": 520},
     "metrics": {"title": "Static vs continuous batching: the numbers", "main": True,
-                "embed_height": 500},
-    "skew": {"title": "The skew sweep", "embed_height": 300,
+                "embed_height": 490},
+    "skew": {"title": "The skew sweep", "embed_height": 370,
              "sweep": {"param": "workload.skew",
                        "values": [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
                        "schedulers": "base"}},
-    "slots": {"title": "Sizing the server", "embed_height": 490,
+    "slots": {"title": "Sizing the server", "embed_height": 510,
               # the richest scheduler on screen (vllm when its lane is on); `params`: what the
               # figure can sweep instead (the first is the default)
               "sweep": {"param": "server.slots",
@@ -67,12 +70,12 @@ FIGURES = {
                         "schedulers": "last", "metric": "slo_attainment",
                         "metric_label": "within the SLO", "limit": "slo.attainment",
                         "share": True}},
-    "stall": {"title": "The prefill stall", "embed_height": 330},
+    "stall": {"title": "The prefill stall", "embed_height": 300},
     # budget: the scenario field the calculator's "use as budget" button sets
     # cost: the field the deployment panel's "run on this deployment" sets to a roofline
     "kv": {"title": "Deployment: KV cache and pass times", "budget": "server.kv_tokens",
-           "cost": "server.cost", "embed_height": 420},
-    "check": {"title": "Self-check", "embed_height": 200},
+           "cost": "server.cost", "embed_height": 440},
+    "check": {"title": "Self-check", "embed_height": 180},
     # replicas behind a router (SPEC §8): the one figure whose runs keep the scenario's `owns`
     # key (every other figure runs one server without it); shown when `replicas` > 1. It runs
     # the richest scheduler on screen ("last", as the sizing figure), once as set, then once per
@@ -91,7 +94,7 @@ FIGURES = {
     # published numbers recomputed (app/papers/, SPEC §11): the page asks the live engine one
     # check at a time, in this order; `seconds`: about how long all of them take in the page
     "papers": {"title": "Reproducing the papers", "checks": [c["id"] for c in CHECKS],
-               "seconds": 15, "embed_height": 520},
+               "seconds": 15, "embed_height": 450},
     # the policy lab (SPEC §10): an editor for the reader's own scheduler (custom.code) and its
     # examples (protocol `examples`); its lane (schema schedulers' `lab` one) joins the others
     # while scheduler = custom. `challenges`: a lecturer's fixed trace and SLO, the built-in

@@ -24,13 +24,14 @@ def wait_state(page, state: str, timeout: float = LOAD_TIMEOUT_MS) -> str:
 SETTLE_TIMEOUT_MS = 240_000   # a sizing sweep on a loaded 2-core machine
 
 
-def settle(page, sweeps: bool = True, timeout: float = SETTLE_TIMEOUT_MS) -> None:
+def settle(page, sweeps: bool = True, timeout: float = SETTLE_TIMEOUT_MS, polling="raf") -> None:
     """Wait until the engine is live and the latest values are drawn (data-drawn, no data-busy),
-    and, with sweeps, the side figures are done too (no data-sweeping). `page` may be a frame."""
+    and, with sweeps, the side figures are done too (no data-sweeping). `page` may be a frame;
+    one off screen gets no animation frames, so poll it every `polling` ms instead."""
     page.wait_for_function(
         "sweeps => { const d = document.documentElement.dataset; return d.state === 'ready'"
         " && 'drawn' in d && !('busy' in d) && !(sweeps && 'sweeping' in d); }",
-        arg=sweeps, timeout=timeout)
+        arg=sweeps, timeout=timeout, polling=polling)
 
 
 def status_text(page) -> str:

@@ -100,6 +100,27 @@ export function niceTicks(lo, hi, n = 5) {
   return out;
 }
 
+/** The fewest decimals that write every tick exactly (0.05 steps: 2). */
+export function tickDecimals(ticks) {
+  for (let d = 0; d < 12; d++) if (ticks.every((v) => Math.abs(+v.toFixed(d) - v) <= 1e-9 * Math.max(1, Math.abs(v)))) return d;
+  return 12;
+}
+
+/** The ticks with the decimals their step needs, every one distinct and exact: 0.1 steps "0.0 0.1
+ *  0.2", 0.05 steps "0.00 0.05 0.10" (a fixed "0.0" wrote "0.1 0.1 0.1" on wide charts). */
+export function tickNumbers(ticks) {
+  const d = tickDecimals(ticks);
+  return ticks.map((v) => v.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
+}
+
+/** One label per tick: the axis's own format (a unit, a ×, a %), unless it writes two ticks alike;
+ *  then the plain numbers. An axis without a format gets tickNumbers. */
+export function tickLabels(ticks, format = null) {
+  if (!format) return tickNumbers(ticks);
+  const own = ticks.map((v) => format(v));
+  return new Set(own).size === own.length ? own : tickNumbers(ticks);
+}
+
 export function font(px, weight = 400) {
   const t = theme();
   return `${weight} ${Math.round(px * t.scale * 10) / 10}px ${t.font}`;

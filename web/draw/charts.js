@@ -2,12 +2,37 @@
 // columnar points in, canvas out. Points not computed yet are shown as faint ticks, so a
 // sweep that is still running (or was cancelled) reads honestly.
 
-import { setupCanvas, theme, niceTicks, font } from './canvas-kit.js';
+import { setupCanvas, theme, niceTicks, tickLabels, font } from './canvas-kit.js';
 import { fmt, maxOf, minOf } from './format.js';
+
+const LINE = 14;   // px (x the chart scale) between legend lines
+
+/** Where each legend entry goes: after the y title on the first line, up to the y2 title, and on
+ *  further lines (from the plot's left edge) when a line is full; `extra`: the height the lines
+ *  beyond the first take. */
+function layoutLegend(ctx, spec, w, k) {
+  ctx.font = font(11, 600);
+  const first = Math.max(52 * k + 8, 4 + ctx.measureText(spec.y.label).width + 14);
+  const right = spec.y2 ? w - 4 - ctx.measureText(spec.y2.label).width - 16 : w - 4;
+  ctx.font = font(11);
+  const entries = [
+    ...spec.series.filter((s) => s.name).map((s) => ({ series: s, width: 16 * k + ctx.measureText(s.name).width, gap: 12 * k })),
+    ...(spec.keys || []).map((key) => { const text = `${key.symbol} ${key.text}`; return { key, text, width: ctx.measureText(text).width, gap: 14 * k }; }),
+  ];
+  let x = first, y = 3, lines = 1;
+  const items = [];
+  for (const e of entries) {
+    if (x > first && x + e.width > right) { x = 52 * k + 8; y += LINE * k; lines += 1; }
+    items.push({ ...e, x, y });
+    x += e.width + e.gap;
+  }
+  return { items, right, extra: (lines - 1) * LINE * k };
+}
 
 /**
  * spec: { height, x: {label, min, max, log2?, fmt?}, y: {label, min?, max?, fmt?, color?},
  *         y2?: {...}, series: [{name, color, axis: 'y'|'y2', points: [[x, y|null], ...], dash?}],
+ *         (a point [x, y, label, cross]: cross draws it as ✗)
  *         hlines?: [{y, axis, label, color}], marks?: [{x, label, color}], pending?: [x, ...],
  *         keys?: [{symbol, text, color?}] (legend entries for the marks: ▲ beyond the axis, …) }
  */
@@ -16,7 +41,7 @@ export function lineChart(canvas, spec) {
   const { ctx, w, h } = setupCanvas(canvas, (spec.height ?? 240) * t.scale * t.heightScale);
   const k = t.scale;
   const legend = layoutLegend(ctx, spec, w, k);
-  const m = { l: 52 * k, r: spec.y2 ? 56 * k : 16, t: Math.max(22 * k, legend.bottom + 5 * k), b: 38 * k };
+  const m = { l: 52 * k, r: spec.y2 ? 56 * k : 16, t: 22 * k + legend.extra, b: 38 * k };
   const pw = Math.max(10, w - m.l - m.r), ph = Math.max(10, h - m.t - m.b);
 
   const xs = spec.x;
@@ -42,27 +67,29 @@ export function lineChart(canvas, spec) {
   ctx.font = font(10.5); ctx.lineWidth = 1;
   ctx.strokeStyle = t.grid; ctx.fillStyle = t.muted;
   ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
-  for (const v of sy.ticks) {
+  const ylabels = tickLabels(sy.ticks, spec.y.fmt || fmt);
+  sy.ticks.forEach((v, i) => {
     const y = Math.round(sy.Y(v)) + 0.5;
     ctx.beginPath(); ctx.moveTo(m.l, y); ctx.lineTo(m.l + pw, y); ctx.stroke();
     ctx.fillStyle = spec.y.color || t.muted;
-    ctx.fillText((spec.y.fmt || fmt)(v), m.l - 6, y);
-  }
+    ctx.fillText(ylabels[i], m.l - 6, y);
+  });
   if (sy2) {
     ctx.textAlign = 'left';
     ctx.fillStyle = spec.y2.color || t.muted;
-    for (const v of sy2.ticks) ctx.fillText((spec.y2.fmt || fmt)(v), m.l + pw + 6, sy2.Y(v));
+    const labels = tickLabels(sy2.ticks, spec.y2.fmt || fmt);
+    sy2.ticks.forEach((v, i) => ctx.fillText(labels[i], m.l + pw + 6, sy2.Y(v)));
   }
   const xticks = xs.ticks || niceTicks(xs.min, xs.max, Math.max(2, Math.floor(pw / 70)));
+  const xlabels = tickLabels(xticks, xs.fmt || (xs.ticks ? fmt : null));   // generated ticks: their own decimals
   ctx.textAlign = 'center'; ctx.textBaseline = 'top'; ctx.fillStyle = t.muted; ctx.strokeStyle = t.faint;
   // too many labels for the width (1 … 1,024 on a phone): every step-th one, the last always
-  const labels = xticks.map((v) => (xs.fmt || fmt)(v));
-  const widest = maxOf(labels.map((l) => ctx.measureText(l).width), 0);
+  const widest = maxOf(xlabels.map((l) => ctx.measureText(l).width), 0);
   const step = Math.max(1, Math.ceil((widest + 6) / (pw / Math.max(1, xticks.length - 1))));
   xticks.forEach((v, i) => {
     const x = Math.round(X(v)) + 0.5;
     ctx.beginPath(); ctx.moveTo(x, m.t + ph); ctx.lineTo(x, m.t + ph + 4); ctx.stroke();
-    if ((xticks.length - 1 - i) % step === 0) ctx.fillText(labels[i], x, m.t + ph + 6);
+    if ((xticks.length - 1 - i) % step === 0) ctx.fillText(xlabels[i], x, m.t + ph + 6);
   });
   ctx.strokeStyle = t.muted;
   ctx.beginPath(); ctx.moveTo(m.l + 0.5, m.t); ctx.lineTo(m.l + 0.5, m.t + ph + 0.5); ctx.lineTo(m.l + pw, m.t + ph + 0.5); ctx.stroke();
@@ -112,8 +139,13 @@ export function lineChart(canvas, spec) {
     pts.forEach(([x, y], i) => (i ? ctx.lineTo(X(x), Yc(y)) : ctx.moveTo(X(x), Yc(y))));
     ctx.stroke(); ctx.setLineDash([]);
     ctx.restore();
-    for (const [x, y] of pts) {
+    for (const [x, y, , cross] of pts) {
       ctx.beginPath();
+      if (cross) {   // a point that fails (the key says what): ✗
+        const px = X(x), py = Yc(y), r = s.highlight === x ? 5 : 4;
+        ctx.moveTo(px - r, py - r); ctx.lineTo(px + r, py + r); ctx.moveTo(px + r, py - r); ctx.lineTo(px - r, py + r);
+        ctx.lineWidth = 2.2; ctx.stroke(); continue;
+      }
       if (y > S.hi) { const px = X(x), py = S.Y(S.hi); ctx.moveTo(px, py - 6); ctx.lineTo(px - 5, py + 3); ctx.lineTo(px + 5, py + 3); ctx.closePath(); }
       else ctx.arc(X(x), S.Y(y), s.highlight === x ? 5 : 3, 0, 2 * Math.PI);
       ctx.fill();
@@ -125,38 +157,19 @@ export function lineChart(canvas, spec) {
     }
   }
 
-  // Series legend, then the keys for the marks (top, after the y title), as laid out above.
-  ctx.font = font(11); ctx.textBaseline = 'top'; ctx.textAlign = 'left';
+  // Legend: the series, then the keys for the marks, in as many lines as the width needs (laid out
+  // before the plot, whose top margin makes room for them). data-legend: each entry's box and the
+  // plot's top, [[x, y, width], ...] then [top, right] (the test hook that nothing overprints).
+  canvas.dataset.legend = JSON.stringify([legend.items.map((it) => [Math.round(it.x), it.y, Math.round(it.width)]), [Math.round(m.t), Math.round(legend.right)]]);
   for (const it of legend.items) {
     if (it.series) {
       ctx.fillStyle = it.series.color; ctx.fillRect(it.x, it.y + 4 * k, 12 * k, 3 * k);
-      ctx.fillStyle = t.ink; ctx.fillText(it.series.name, it.x + 16 * k, it.y);
+      ctx.font = font(11); ctx.fillStyle = t.ink; ctx.textBaseline = 'top'; ctx.textAlign = 'left';
+      ctx.fillText(it.series.name, it.x + 16 * k, it.y);
     } else {
-      ctx.fillStyle = it.key.color || t.ink; ctx.fillText(it.text, it.x, it.y);
+      ctx.font = font(11); ctx.fillStyle = it.key.color || t.ink; ctx.textBaseline = 'top'; ctx.textAlign = 'left';
+      ctx.fillText(it.text, it.x, it.y);
     }
   }
   return { X, Y: sy.Y, Y2: sy2?.Y };
-}
-
-/** Where the legend's entries go: the series after the y title, then the keys, each line
- *  wrapping before the right edge (or the y2 title), so none overprints another or the titles;
- *  `bottom`: where the last line ends (the plot starts below it). */
-function layoutLegend(ctx, spec, w, k) {
-  ctx.font = font(11, 600);
-  const first = Math.max(52 * k + 8, 4 + ctx.measureText(spec.y.label).width + 14);
-  const right = spec.y2 ? w - 4 - ctx.measureText(spec.y2.label).width - 16 : w - 4;
-  ctx.font = font(11);
-  const items = [];
-  let x = first, y = 3;
-  const place = (width, item) => {
-    if (x + width > right && x > 52 * k + 8) { x = 52 * k + 8; y += 14 * k; }
-    items.push({ ...item, x, y });
-    x += width + 12 * k;
-  };
-  for (const s of spec.series) if (s.name) place(16 * k + ctx.measureText(s.name).width, { series: s });
-  for (const key of spec.keys || []) {
-    const text = `${key.symbol} ${key.text}`;
-    place(ctx.measureText(text).width, { key, text });
-  }
-  return { items, bottom: items.length ? y + 14 * k : 3 };
 }

@@ -10,6 +10,7 @@ import { LAYOUTS, PHASE, count, rowOf } from '../state/records.js';
 
 const GUTTER = 34;             // px for slot labels (x the chart scale)
 const AXIS_H = 18;             // px for the pass axis under the rows (x the chart scale)
+export const NORMAL_ROWS = 210; // px a lane's rows take together on a page (not lecture, not an embed)
 /** The slot-label gutter and the pass axis at the current chart scale (lecture mode enlarges
  *  canvas text, so both grow with it). */
 export function gutter() { return Math.round(GUTTER * theme().scale); }
@@ -39,7 +40,7 @@ export function indexSegments(result, slots) {
 function rowHeight({ slots, lecture, compact, rowsPx = null }) {
   // compact: an embedded figure has to fit an iframe without scrolling.
   const maxH = compact ? 16 : lecture ? 72 : 40;
-  const total = rowsPx ?? (compact ? 128 : lecture ? 240 : 210);
+  const total = rowsPx ?? (compact ? 128 : lecture ? 240 : NORMAL_ROWS);
   return Math.max(Math.min(maxH, total / slots), 0.75);
 }
 
@@ -168,7 +169,10 @@ export function draw(canvas, result, view) {
     if (slots > 1 && rowsH >= 4 * half) ctx.fillText(String(slots), GUTTER - 6, Math.max(rowsH - half, rowsH / 2));
   }
 
-  if (view.axis !== false) passTicks(ctx, t, { X, passMax, plotW, w, y: rowsH });
+  if (view.axis !== false) {
+    passTicks(ctx, t, { X, passMax, plotW, w, y: rowsH });   // it leaves the text right-aligned
+    ctx.fillText('slot', GUTTER - 6, rowsH + 4);   // the rows' name, under their numbers
+  }
   // End-of-run marker: where this scheduler finished.
   if (idx.passes < passMax) {
     const x = X(idx.passes);

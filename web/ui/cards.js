@@ -18,15 +18,24 @@ function schedCell(s) {
   return el('td', { class: 'sched' }, el('i', { class: `sched-dot sched-${s}`, 'aria-hidden': 'true' }), document.createTextNode(s));
 }
 
-/** A table: columns = metric paths, rows = schedulers. */
-function table(cmp, scheds, cols, format) {
-  const head = el('tr', {}, el('th', { text: '' }), ...cols.map((c) => el('th', { text: c.label })));
+/** A table: columns = metric paths, rows = schedulers; `corner` heads the schedulers' column (a
+ *  time table's unit). */
+function table(cmp, scheds, cols, format, corner = '') {
+  const head = el('tr', {}, el('th', { class: 'unit', text: corner }), ...cols.map((c) => el('th', { text: c.label })));
   const rows = scheds.map((s) => el('tr', {}, schedCell(s),
     ...cols.map((c) => { const v = getPath(cmp[s].metrics, c.path); return metricCell(s, c.path, v, (c.format || format)(v), c.cls); })));
   return el('table', {}, el('thead', {}, head), el('tbody', {}, ...rows));
 }
 
 const LIMIT_WORDS = { ttft_ms: 'TTFT', tpot_ms: 'TPOT', e2el_ms: 'E2E latency' };
+
+/** A table of times in one unit, named once in its corner ("ms", or "s" when any is a second or
+ *  more; the cost unit otherwise): the cells stay numbers, so four columns fit a third of 820 px. */
+function timeTable(cmp, scheds, cols, unit) {
+  const values = scheds.flatMap((s) => cols.map((c) => getPath(cmp[s].metrics, c.path))).filter((v) => v != null);
+  const secs = unit === 'ms' && values.some((v) => Math.abs(v) >= 1000);
+  return table(cmp, scheds, cols, (v) => (v == null ? '–' : fmt(secs ? v / 1000 : v)), secs ? 's' : unit);
+}
 
 /** One scheduler's SLO verdict in words: "meets" or "fails: TTFT (62% within)". */
 export function sloVerdict(m) {
@@ -86,10 +95,10 @@ export function renderCards(container, cmp, scheds, sloFields) {
       { label: 'peak run.', path: 'peak_running' }], fmt)));
 
   const pct = (key) => [{ label: 'p50', path: `${key}.p50` }, { label: 'p95', path: `${key}.p95` }, { label: 'p99', path: `${key}.p99` }, { label: 'mean', path: `${key}.mean` }];
-  cards.push(card('Time to first token (TTFT)', 'Arrival to first token: waiting for a slot plus prefill.', table(cmp, scheds, pct('ttft'), time)));
-  cards.push(card('Time per output token (TPOT)', 'Per request: (last token − first token) / (out − 1), the pace of a stream once it started.', table(cmp, scheds, pct('tpot'), time)));
-  cards.push(card('Inter-token latency (ITL)', 'Every gap between two tokens of a request, pooled: the stutters a reader sees.', table(cmp, scheds, pct('itl'), time)));
-  cards.push(card('End-to-end latency', 'Arrival to last token, per request.', table(cmp, scheds, pct('e2e'), time)));
+  cards.push(card('Time to first token (TTFT)', 'Arrival to first token: waiting for a slot plus prefill.', timeTable(cmp, scheds, pct('ttft'), unit)));
+  cards.push(card('Time per output token (TPOT)', 'Per request: (last token − first token) / (out − 1), the pace of a stream once it started.', timeTable(cmp, scheds, pct('tpot'), unit)));
+  cards.push(card('Inter-token latency (ITL)', 'Every gap between two tokens of a request, pooled: the stutters a reader sees.', timeTable(cmp, scheds, pct('itl'), unit)));
+  cards.push(card('End-to-end latency', 'Arrival to last token, per request.', timeTable(cmp, scheds, pct('e2e'), unit)));
   const good = card('Goodput and the SLO', `A request is within the SLO when it meets every limit (${limits.join(', ') || 'none set'}); the setting meets the SLO when at least ${fmtPct(target)} of requests are.`,
     table(cmp, scheds, [{ label: 'req/s', path: 'goodput_rps', cls: 'big' }, { label: 'within SLO', path: 'slo_attainment', format: fmtPct }], fmt));
   for (const s of scheds) {

@@ -36,9 +36,15 @@ export function showStatus(s) {
   if (s.stage === 'ready') Object.assign(root.dataset, { engineBoot: s.via, engineNote: s.detail, engine: s.shared ? 'shared' : 'dedicated', engineClients: String(s.clients) });
 }
 
-/** The controls drawer on a narrow screen: its buttons, Escape closes it, focus goes into it. */
+/** The controls drawer on a narrow screen: its buttons, Escape closes it, focus goes into it. It
+ *  covers the lower part of the screen: opened above the timeline's lanes, it first brings the
+ *  result (the headline and the lanes' start) to the top, so a change shows above the drawer. */
 export function wireDrawer(root) {
   const drawer = (open) => {
+    const result = $('timeline-headline');
+    if (open && result && result.getBoundingClientRect().top > 0 && $('timelines').getBoundingClientRect().bottom > innerHeight / 2) {
+      result.scrollIntoView({ block: 'start' });
+    }
     if (open) root.dataset.drawer = 'open'; else delete root.dataset.drawer;
     $('btn-controls').setAttribute('aria-expanded', String(open));
     if (open) $('controls').querySelector('input, select, button:not(#btn-controls-close)')?.focus({ preventScroll: true });

@@ -100,8 +100,21 @@ export async function copyText(text, textarea) {
   }
 }
 
-/** The iframe for one figure: its own height (figures.py embed_height), no border, and
- *  data-cbx-embed so the README's few-line listener resizes it to the height the page posts. */
+/** The host page's few lines that fit each embed's iframe to the height it posts, and ask frames
+ *  to measure themselves when the host's width changes (an off-screen frame is not laid out again
+ *  until asked). The snippet carries them; the README shows the same lines. */
+export const HEIGHT_LISTENER = `addEventListener('message', (e) => {
+  if (!e.data || e.data.type !== 'cbx:height') return;
+  for (const f of document.querySelectorAll('iframe[data-cbx-embed]')) {
+    if (f.contentWindow === e.source) f.style.height = \`\${e.data.height}px\`;
+  }
+});
+addEventListener('resize', () => {
+  for (const f of document.querySelectorAll('iframe[data-cbx-embed]')) f.contentWindow?.postMessage({ type: 'cbx:measure' }, '*');
+});`;
+
+/** The iframe for one figure at the height it renders (figures.py embed_height, which the embed
+ *  also reserves), no border, data-cbx-embed, and the height listener (once per host page). */
 export function embedSnippet(url, figure, figures) {
   const u = new URL(url);
   u.searchParams.delete('lecture');
@@ -110,7 +123,9 @@ export function embedSnippet(url, figure, figures) {
   const f = figures[figure] || {};
   const title = `Continuous Batching Explorer: ${f.title || figure}`.replace(/"/g, '&quot;');
   return `<iframe src="${u.href.replace(/"/g, '&quot;')}" width="820" height="${f.embed_height || 520}" `
-    + `style="border:0;width:100%;max-width:820px" title="${title}" loading="lazy" referrerpolicy="no-referrer" data-cbx-embed></iframe>`;
+    + `style="border:0;width:100%;max-width:820px" title="${title}" loading="lazy" referrerpolicy="no-referrer" data-cbx-embed></iframe>\n`
+    + '<!-- Optional, once per page: fits each data-cbx-embed iframe to its figure when a narrow column makes it taller. -->\n'
+    + `<script>\n${HEIGHT_LISTENER}\n</script>`;
 }
 
 /** The full explorer for a view (what an embedded figure links to): its URL without embed. */
@@ -120,17 +135,21 @@ export function explorerHref(url) {
   return u.href;
 }
 
-/** In an embed: tell the host page the document's height whenever it changes
- *  ({type: "cbx:height", figure, height}; the README shows the listener). */
-export function postHeight(figure) {
+/** In an embed: reserve the figure's height (figures.py embed_height, the largest it takes at
+ *  820 px) so neither loading nor a story step moves the host page, and tell the host the
+ *  document's height whenever it changes or the host asks ({type: "cbx:height", figure, height}). */
+export function postHeight(figure, figures) {
+  const reserve = figures[figure]?.embed_height;
+  if (reserve) document.documentElement.style.setProperty('--embed-height', `${reserve}px`);
   if (window.parent === window) return;
   let last = 0;
-  const send = () => {
+  const send = (asked) => {
     const height = Math.ceil(document.body.getBoundingClientRect().bottom);
-    if (height === last) return;
+    if (height === last && !asked) return;
     last = height;
     window.parent.postMessage({ type: 'cbx:height', figure, height }, '*');   // a height only: no data
   };
-  new ResizeObserver(send).observe(document.body);
-  send();
+  new ResizeObserver(() => send(false)).observe(document.body);
+  window.addEventListener('message', (e) => { if (e.source === window.parent && e.data?.type === 'cbx:measure') send(true); });
+  send(false);
 }

@@ -284,6 +284,7 @@ export function createFleet(ctx) {
       const name = el('button', { type: 'button', class: 'router-pick', 'data-router': kind,
         title: kind === reqs.router ? 'the router set above' : `use ${routers.get(kind)?.label || kind}`, text: routers.get(kind)?.label || kind });
       name.addEventListener('click', () => ctx.onApply(fig.router, kind));
+      name.disabled = !!ctx.compact();   // embedded: the names, read-only (an embed does not change its scenario)
       const tr = el('tr', { class: kind === reqs.router ? 'current' : null }, el('th', {}, name));
       if (r?.error) { tr.append(el('td', { colspan: String(COMPARE.length), class: 'bad', text: r.error })); return tr; }
       COMPARE.forEach((c, i) => {

@@ -3,12 +3,15 @@
 // draw/timeline.js and draw/blocks.js; this module owns the DOM around them, the pointer and
 // keyboard on them, and in lecture mode the height each lane gets so that all fit the screen.
 
-import { draw, hitTest, segmentAt, indexSegments, laneGeometry, axisSpace } from '../draw/timeline.js';
+import { draw, hitTest, segmentAt, indexSegments, laneGeometry, axisSpace, NORMAL_ROWS } from '../draw/timeline.js';
 import { drawBlocks, blockHit, describeBlocks, blockViewHeight, blockLegend } from '../draw/blocks.js';
 import { colorFor } from '../draw/canvas-kit.js';
 import { fmt, fmtPct, fmtTime } from '../draw/format.js';
 import { el } from './dom.js';
 import { getPath } from '../state/schema.js';
+
+const MIN_ROWS = 96;                        // px: fitting the screen never makes rows thinner (8 slots of 12 px)
+const PHONE = '(max-width: 860px)';         // style.css's phone layout (the controls in a drawer)
 
 /**
  * ctx: {container, tooltip, figure, schema, state: () => ({cmp, lanes, pass, lecture, compact}),
@@ -23,7 +26,7 @@ export function createLanes(ctx) {
   const lanes = new Map();
   let hover = null;                  // {rid}: outlined in every lane, so its fate lines up
   let focus = null;                  // {s, slot}: keyboard inspection
-  let fitted = { key: null, rowsPx: null };   // lecture mode: rows' height per lane
+  let fitted = { key: null, rowsPx: null };   // the rows' height per lane that fits the screen (fit)
 
   const slotsOf = (res) => getPath(res.scenario, rowsPath) ?? 1;
 
@@ -50,22 +53,33 @@ export function createLanes(ctx) {
   }
 
   /**
-   * Lecture mode: the comparison fits the screen without scrolling. What the lanes' rows may use is
-   * the viewport's height less everything else that stays on screen (the header over the lanes,
-   * the legend and player under them, each lane's title, axis and block view), shared equally.
+   * The comparison fits the screen. What the lanes' rows may use is the viewport's height less
+   * everything else that stays on screen, shared equally: in lecture mode and on a desktop, from the
+   * page's top (the header over the lanes) to the legend and player under them, so Play is above the
+   * fold; on a phone from the figure's headline to the legend, above the bar (the reader scrolls to
+   * the figure: headline and lanes on one screen); in an embed to its link out. Outside lecture mode
+   * and embeds the rows only ever get shorter than their usual height (NORMAL_ROWS), down to
+   * MIN_ROWS.
    */
   function fit() {
     const st = ctx.state();
-    const on = st.lecture || st.compact;
-    const key = `${st.lecture}|${st.compact}|${innerWidth}x${innerHeight}|${ctx.container.dataset.lanes}`;
+    const phone = !st.lecture && !st.compact && matchMedia(PHONE).matches;
+    // a phone's height changes as its address bar hides: fit to steps of it, not to every pixel
+    const tall = phone ? Math.round(innerHeight / 80) : innerHeight;
+    const key = `${st.lecture}|${st.compact}|${innerWidth}x${tall}|${ctx.container.dataset.lanes}`;
     if (fitted.key === key) return;
     fitted = { key, rowsPx: null };
-    if (!on || !lanes.size) return;
+    if (!lanes.size) return;
     const box = ctx.container.getBoundingClientRect();
-    const top = box.top + (document.scrollingElement?.scrollTop || 0);
-    // what stays on screen under the lanes: the legend and player (an embed: to the page's end,
-    // its link out included)
-    const below = (st.compact ? document.body : ctx.figure).getBoundingClientRect().bottom - box.bottom;
+    const fig = ctx.figure.getBoundingClientRect();
+    const top = phone ? box.top - fig.top : box.top + (document.scrollingElement?.scrollTop || 0);
+    // under the lanes: the legend and player (a phone: the legend; an embed: to its link out)
+    const legend = ctx.figure.querySelector('.legend');
+    const bar = st.compact ? document.querySelector('.embed-bar') : null;
+    const below = phone ? (legend?.getBoundingClientRect().bottom ?? box.bottom) - box.bottom
+      : st.compact ? ctx.figure.closest('main').getBoundingClientRect().bottom - box.bottom + (bar?.offsetHeight || 0)
+        : fig.bottom - box.bottom;
+    const reach = phone ? innerHeight - (document.querySelector('.phone-bar')?.offsetHeight || 0) : innerHeight;
     let fixed = 0;
     for (const lane of lanes.values()) {
       // the block view at the height it will be drawn, its legend and margins as they are now
@@ -74,8 +88,9 @@ export function createLanes(ctx) {
       fixed += lane.head.offsetHeight + axisSpace({ axis: hasAxis(lane.s) }) + kv;
     }
     const gaps = parseFloat(getComputedStyle(ctx.container).rowGap) || 0;
-    const avail = innerHeight - top - below - fixed - gaps * (lanes.size - 1) - 12;   // 12: rounding
-    fitted.rowsPx = Math.max(st.compact ? 12 : 24, Math.floor(avail / lanes.size));
+    const avail = Math.floor((reach - top - below - fixed - gaps * (lanes.size - 1) - 12) / lanes.size);   // 12: rounding
+    fitted.rowsPx = st.lecture || st.compact ? Math.max(st.compact ? 12 : 24, avail)
+      : Math.min(NORMAL_ROWS, Math.max(MIN_ROWS, avail));
   }
 
   function ensure() {

@@ -66,7 +66,7 @@ export function drawSpeedup(canvas, def, field, pts, current) {
   const near = pts.reduce((b, p) => (b == null || Math.abs(p[0] - current) < Math.abs(b[0] - current) ? p : b), null);
   lineChart(canvas, {
     height: 240,
-    x: { label: field.label.toLowerCase(), min: lo, max: hi, fmt: (v) => v.toFixed(1) },
+    x: { label: field.label.toLowerCase(), min: lo, max: hi },   // ticks with the decimals they need
     y: { label: 'speedup ×', min: 0, fmt: (v) => `×${v.toFixed(v < 10 ? 1 : 0)}` },
     series: [
       { name: 'in time', color: t.accent, points: pts.map((p) => [p[0], p[1], near && p[0] === near[0] && p[1] != null ? `×${p[1].toFixed(2)}` : '']) },
@@ -107,7 +107,9 @@ export function drawSizing(canvas, def, { field, limitField, limit, current, uni
   const best = recommended ?? null;
   const hi = def.values[def.values.length - 1];
   const share = !!def.share;
-  const why = (p) => (p[3] === false && p[4]?.length ? `✗ ${p[4].map((k) => LIMIT_WORDS[k] || k).join('+')}` : '');
+  // a point that fails the SLO is drawn as ✗; the key names the limits that fail (the latency
+  // chart below shows each one), rather than a label on every point over the lines
+  const failing = [...new Set(pts.filter((p) => p[3] === false).flatMap((p) => p[4] || []))].map((k) => LIMIT_WORDS[k] || k);
   lineChart(canvas, {
     height: 240,
     x: { label: field.label, min: def.values[0], max: hi, log2: true, ticks: def.values, fmt: String },
@@ -116,12 +118,12 @@ export function drawSizing(canvas, def, { field, limitField, limit, current, uni
       : { label: `${metricLabel} (${unit})`, min: 0, color: t.alt, max: axisMax(pts.map((p) => p[2]), limit) },
     series: [
       { name: 'throughput', color: t.accent, points: pts.map((p) => [p[0], p[1]]), highlight: current },
-      { name: metricLabel, color: t.alt, axis: 'y2', points: pts.map((p) => [p[0], p[2], why(p)]), highlight: current },
+      { name: metricLabel, color: t.alt, axis: 'y2', points: pts.map((p) => [p[0], p[2], '', p[3] === false]), highlight: current },
     ],
     hlines: [{ y: limit, axis: 'y2', label: share ? `target ${Math.round(limit * 100)}%` : `${limitField.label} ${fmtTime(limit, unit)}`, color: t.bad, align: 'left' }],
     marks: best != null ? [{ x: best, label: `recommended: ${best}`, color: t.good }] : [],
     keys: [
-      ...(pts.some((p) => why(p)) ? [{ symbol: '✗', text: 'fails: the limit named', color: t.alt }] : []),
+      ...(failing.length ? [{ symbol: '✗', text: `fails the SLO (${failing.join(', ')})`, color: t.alt }] : []),
       ...(current != null && def.values.includes(current) ? [{ symbol: '⬤', text: `current: ${current}` }] : []),
     ],
     pending: def.values.filter((x) => !pts.some((p) => p[0] === x)),
