@@ -96,7 +96,8 @@ def _build_into(staging: Path, py: Path, tarball: Path, pyodide_cdn: str | None)
     shutil.copytree(WEB, staging, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
     own_files = [p for p in staging.rglob("*") if p.is_file()]
     # after own_files: a minified third-party bundle is pinned by its sha256, not read for refs
-    log(f"policy editor: {editor.bundle(staging).relative_to(staging)} (CodeMirror 6, verified)")
+    cm = editor.bundle(staging)
+    log(f"policy editor: {cm.relative_to(staging)} (CodeMirror 6, verified)")
     wheel = build_engine_wheel(py, staging / "wheels")
     log(f"engine wheel: {wheel.name}")
 
@@ -129,6 +130,10 @@ def _build_into(staging: Path, py: Path, tarball: Path, pyodide_cdn: str | None)
     build_id = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16]
     (staging / "engine" / "build.js").write_text(
         f"// Written by tools/site.py: this build's id.\nexport const BUILD = '{build_id}';\n")
+    first = staging / "snapshot" / FIRST_DRAW
+    n_mods = write_preloads(staging, json.loads(first.read_text()), lazy={cm})
+    first.unlink()   # a build-time note, now in index.html's preloads
+    log(f"index.html: {n_mods} modules and the default view's snapshot answers preloaded")
     files = _hash_files(staging)
     lock_pkgs = {p: lock["packages"][p] for p in PYODIDE_PACKAGES}
     runtime = {}
@@ -158,6 +163,54 @@ def _build_into(staging: Path, py: Path, tarball: Path, pyodide_cdn: str | None)
     }
     (staging / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     check_site(staging, own_files, cdn=bool(pyodide_cdn))
+
+
+# tools/snapshot.py's list of the snapshot files the default view's first picture needs.
+FIRST_DRAW = "first-draw.json"
+PRELOAD_MARK = "<!-- preloads: written by tools/site.py -->"
+_IMPORT = re.compile(r"""(?:\bfrom|\bimport\s*\(?)\s*["']([^"'`$]+\.m?js)["']""")
+_MODULE_SCRIPT = re.compile(r"""<script\s+type=["']module["']\s+src=["']([^"']+)["']""", re.I)
+
+
+def _strip_js_comments(text: str) -> str:
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    return re.sub(r"(?m)(^|[^:\"'`\\])//.*$", r"\1", text)
+
+
+def module_graph(site: Path, entries: list[str], lazy: set[Path] = frozenset()) -> list[str]:
+    """Every module the entries import, statically or by import('...'), in breadth-first order
+    (site-relative paths). Not followed: a worker's script (new Worker(new URL(...)) is another
+    graph, in another global) and the `lazy` files."""
+    site, lazy = site.resolve(), {p.resolve() for p in lazy}
+    seen, queue = [], [site / e for e in entries]
+    while queue:
+        f = queue.pop(0).resolve()
+        rel = f.relative_to(site).as_posix()
+        if rel in seen or f in lazy or not f.is_file():
+            continue
+        seen.append(rel)
+        for ref in _IMPORT.findall(_strip_js_comments(f.read_text(encoding="utf-8"))):
+            if not re.match(r"^[a-z]+:|^/", ref, re.I):
+                queue.append(f.parent / ref)
+    return seen
+
+
+def write_preloads(site: Path, first_draw: list[str], lazy: set[Path]) -> int:
+    """index.html asks, while it parses, for every module of its graph (modulepreload: fetched in
+    parallel instead of one import level at a time) and for the snapshot answers of the default
+    view's first picture, so the build-time picture does not wait for the modules to evaluate."""
+    html_path = site / "index.html"
+    html = html_path.read_text(encoding="utf-8")
+    if PRELOAD_MARK not in html:
+        raise BuildError(f"web/index.html has no {PRELOAD_MARK!r} (where the preloads go)")
+    # lazy: the editor's 470 KB bundle loads when the lab opens, not at start-up
+    modules = module_graph(site, _MODULE_SCRIPT.findall(html), lazy)
+    # crossorigin: fetch() asks in cors mode, and a preload is used only by a request that matches it
+    links = [f'<link rel="preload" as="fetch" crossorigin href="snapshot/{f}">'
+             for f in ["index.json", *first_draw]]
+    links += [f'<link rel="modulepreload" href="{m}">' for m in modules]
+    html_path.write_text(html.replace(PRELOAD_MARK, "\n".join(links)), encoding="utf-8")
+    return len(modules)
 
 
 def _hash_files(staging: Path) -> dict:
@@ -194,8 +247,7 @@ def check_site(dist: Path, own_files: list[Path], cdn: bool = False) -> None:
             refs = _CSS_REF.findall(text)
         else:
             # JS comments may mention paths that are not fetched; strip // and /* */ comments first.
-            stripped = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-            stripped = re.sub(r"(?m)(^|[^:\"'`\\])//.*$", r"\1", stripped)
+            stripped = _strip_js_comments(text)
             refs = _JS_REF.findall(stripped)
             text = stripped
         for ref in refs:

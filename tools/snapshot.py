@@ -61,14 +61,18 @@ def write(out: Path) -> int:
     presets = answer({"method": "presets", "params": {}})["result"]
     story = answer({"method": "story", "params": {}})["result"]
     out.mkdir(parents=True, exist_ok=True)
-    index = {}
+    index, first = {}, []
     for i, entry in enumerate(startup_requests(schema, presets, story)):
         req = entry["request"]
         name = f"{i:03d}-{req['method']}.json"
         # allow_nan=False: the page parses these with JSON.parse, which has no NaN/Infinity.
         (out / name).write_text(json.dumps(answer(req), allow_nan=False, separators=(",", ":")))
         index[entry["key"]] = name   # the page's own canonical JSON of the request
+        if entry["first"]:
+            first.append(name)
     (out / "index.json").write_text(json.dumps(index, indent=0))
+    # for tools/site.py: the answers index.html preloads (the default view's first picture)
+    (out / "first-draw.json").write_text(json.dumps(first))
     return len(index)
 
 

@@ -2,15 +2,21 @@
 // state given: the page's own request builders (web/engine/requests.js) run here in Node, so the
 // build-time snapshot is computed from the one definition the page uses.
 //
-//   node tools/startup_requests.mjs < {schema, presets, story, figures, searches}  -> [{key, request}, ...]
+//   node tools/startup_requests.mjs < {schema, presets, story, figures, searches}  -> [{key, request, first}, ...]
+//
+// first: the default view's first picture needs it (index.html preloads its answer).
 //
 // key is the request's canonical JSON as the page computes it (the snapshot index is keyed by it).
 
-import { startupRequests, canonical } from '../web/engine/requests.js';
+import { startupRequests, firstDrawRequests, canonical } from '../web/engine/requests.js';
 import { makeContext } from '../web/state/context.js';
 
 let input = '';
 for await (const chunk of process.stdin) input += chunk;
 const { schema, presets, story, figures, searches } = JSON.parse(input);
 const ctx = makeContext(schema, presets, figures, story);
-process.stdout.write(JSON.stringify(startupRequests(ctx, searches).map((request) => ({ key: canonical(request), request }))));
+const first = new Set(firstDrawRequests(ctx).map(canonical));
+process.stdout.write(JSON.stringify(startupRequests(ctx, searches).map((request) => {
+  const key = canonical(request);
+  return { key, request, first: first.has(key) };
+})));

@@ -146,6 +146,12 @@ export function embeddedFigure(ctx, view) {
 }
 
 /** Every request the page makes before its engine is live, for each of these URLs' states. */
+/** What the default view's first picture waits for (main.js boot, then its main run): the build
+ *  preloads these answers in index.html (tools/site.py). */
+export function firstDrawRequests(ctx) {
+  return [SCHEMA, PRESETS, STORY, pageRequests(ctx, parseURL('', ctx)).main];
+}
+
 export function startupRequests(ctx, searches) {
   const seen = new Map();
   const add = (r) => { if (r) seen.set(canonical(r), r); };
