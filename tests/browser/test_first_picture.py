@@ -73,3 +73,18 @@ def test_the_first_picture_is_the_snapshot_preloaded_before_the_engine_is_live(s
     assert all(asked[p] == "link" for p in answers), {p: asked[p] for p in answers}
     page.wait_for_selector("html[data-drawn]:not([data-busy]):not([data-pending])", state="attached")
     assert metrics_match(read_metrics(page), flat_metrics(native.compare({}))) >= 46
+
+
+def test_the_graph_follows_imports_not_workers_nor_lazy_files(tmp_path):
+    files = {
+        "start.js": "import { a } from './a.js';\n// import './commented.js'\nimport('./main.js');",
+        "a.js": "export const a = 1; new Worker(new URL('./w.js', import.meta.url));",
+        "main.js": "import './ui/b.js'; const cm = () => import('./vendor/big.js');",
+        "ui/b.js": "export * from '../a.js';", "w.js": "import './a.js';", "vendor/big.js": "",
+        "commented.js": "",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert module_graph(tmp_path, ["start.js"], lazy={tmp_path / "vendor/big.js"}) == [
+        "start.js", "a.js", "main.js", "ui/b.js"]
