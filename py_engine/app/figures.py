@@ -74,7 +74,7 @@ FIGURES = {
     # budget: the scenario field the calculator's "use as budget" button sets
     # cost: the field the deployment panel's "run on this deployment" sets to a roofline
     "kv": {"title": "Deployment: KV cache and pass times", "budget": "server.kv_tokens",
-           "cost": "server.cost", "embed_height": 440},
+           "cost": "server.cost", "embed_height": 476},
     "check": {"title": "Self-check", "embed_height": 180},
     # replicas behind a router (SPEC §8): the one figure whose runs keep the scenario's `owns`
     # key (every other figure runs one server without it); shown when `replicas` > 1. It runs

@@ -357,8 +357,6 @@ def test_block_view_under_the_vllm_lane(strict_page, site_url, native):
     assert used == want["samples"]["used"][i]
 
 
-@pytest.mark.xfail(strict=True, reason="open: stepping the story embed from step 4 to 5 inside a host page "
-                   "grows it to 557-561 px (loaded at story=5 it fits 520); issue 22 item 3")
 def test_the_story_embed_keeps_its_height_on_every_step(strict_page, site_url, native, tmp_path, page_origins):
     page = strict_page
     figures, story, skew = _blog_post(page, site_url, native, tmp_path, page_origins)

@@ -143,13 +143,18 @@ export function postHeight(figure, figures) {
   if (reserve) document.documentElement.style.setProperty('--embed-height', `${reserve}px`);
   if (window.parent === window) return;
   let last = 0;
+  const root = document.documentElement;
   const send = (asked) => {
+    // while a run is in flight (data-busy) the lanes are laid out before they are fitted: the
+    // settled height only, so the host's frame does not jump and back on a story step
+    if ('busy' in root.dataset && !asked) return;
     const height = Math.ceil(document.body.getBoundingClientRect().bottom);
     if (height === last && !asked) return;
     last = height;
     window.parent.postMessage({ type: 'cbx:height', figure, height }, '*');   // a height only: no data
   };
   new ResizeObserver(() => send(false)).observe(document.body);
+  new MutationObserver(() => send(false)).observe(root, { attributes: true, attributeFilter: ['data-busy'] });
   window.addEventListener('message', (e) => { if (e.source === window.parent && e.data?.type === 'cbx:measure') send(true); });
   send(false);
 }
