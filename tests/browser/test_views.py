@@ -55,6 +55,24 @@ def test_lecture_mode_fits_the_screen(strict_page, site_url, size, query):
 
 
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
+def test_lecture_mode_fits_the_fleet_steps(strict_page, site_url, native, size):
+    """The story's fleet steps in lecture mode: the card, the fleet's numbers, every replica's lane
+    and the router's decisions on one screen, without scrolling."""
+    page = strict_page
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    steps = [i for i, s in enumerate(native("story", {}), 1) if s["highlight"] == "fleet"]
+    assert steps
+    for i in steps:
+        page.goto(f"{site_url}?lecture=1&story={i}")
+        settle(page)
+        page.wait_for_selector("#fleet-lanes canvas", state="attached")
+        settle(page)
+        assert page.evaluate("() => document.documentElement.scrollHeight") <= size[1], f"story={i}"
+        for sel in ("#fleet-numbers", "#fleet-lanes canvas", "#fleet-decisions", "#fig-story"):
+            inside(page, sel)
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
 def test_lecture_type_grows_with_the_screen(strict_page, site_url, size):
     """A room reads a share of the screen: story text at least 2.5 % of the viewport's height, every
     other word of the comparison (lane titles and subtitles, legends, readout, the canvases' text)
