@@ -97,14 +97,17 @@ def main(argv: list[str]) -> int:
     sp.add_argument("--port", type=_port, default=8000, help="port (0 = any free port; default 8000)")
     sp.add_argument("--no-build", action="store_true", help="serve the existing dist/")
     mp = sub.add_parser("measure", help="build, then time cold loads in headless Chromium")
-    mp.add_argument("--runs", type=int, default=3)
+    mp.add_argument("--runs", type=int, default=10, help="cold loads, each after a bare boot")
+    mp.add_argument("--bench-beside", action="store_true",
+                    help="loop `python -m py_engine bench` in another process meanwhile")
     sub.add_parser("screenshot", help="build, then write web/img/screenshot.png (for the README)")
     sub.add_parser("test", help="venv + Chromium + build + the whole test suite")
     args = ap.parse_args(argv)
     try:
         common.check_cache()
         if args.command == "measure":
-            return in_venv("measure", "--runs", str(args.runs))
+            return in_venv("measure", "--runs", str(args.runs),
+                           *(["--bench-beside"] if args.bench_beside else []))
         if args.command == "screenshot":
             return in_venv("screenshot")
         if not (args.command == "serve" and args.no_build):
