@@ -107,11 +107,11 @@ def test_distserve_profile_cost_is_the_profile_at_512_tokens():
     step of b rows over c context tokens, and a lone 512-token prompt's pass."""
     d = papers.distserve
     cost = d.profile_cost(512)
-    a, b, c = d.PROFILE_DECODE
+    a, b, c = d.VLLM_DECODE
     rows, ctx = 10, 5000
     ours = cost["fixed_ms"] + cost["per_row_ms"] * rows + cost["per_context_token_ms"] * ctx
     assert abs(ours - (a + b * ctx + c * rows + 2.0 + 0.0001 * ctx)) < 1e-9
-    pa, pb, pc = d.PROFILE_PREFILL
+    pa, pb, pc = d.VLLM_PREFILL
     lone = (cost["fixed_ms"] + cost["per_row_ms"] + cost["per_context_token_ms"] * 512
             + cost["per_prefill_token_ms"] * 512)
     assert abs(lone - (pa + pb * 512 + pc * 512 ** 2 + 1.0 + 2.0 + 0.0001 * 512)) < 1e-9
