@@ -110,11 +110,17 @@ def _at_load(sc, knob, value):
     return dict(sc, workload=wl)
 
 
-def capacity_steps(sc, work_cap, steps=None, slice_s=None):
+def _meets_slo(r):
+    return r["metrics"]["meets_slo"]
+
+
+def capacity_steps(sc, work_cap, steps=None, slice_s=None, meets=_meets_slo):
     """The highest load (Poisson rate, or trace rate scale) at which the scenario meets its SLO:
     doubling or halving from the given one to bracket it, then `steps` bisections in log scale
     -> (load, its result), or (None, the lowest load's result) when no load tried meets it.
-    A steps generator (each simulation in slices; its progress is not the search's, so not passed on)."""
+    `meets(result)` judges a load (default: the result's own verdict; a paper may define its
+    own). A steps generator (each simulation in slices; its progress is not the search's, so
+    not passed on)."""
     sc = prepare(sc).doc
     knob, v = _rate_field(sc)
     steps = CAPACITY_STEPS if steps is None else steps
@@ -129,14 +135,14 @@ def capacity_steps(sc, work_cap, steps=None, slice_s=None):
             yield
     r = yield from run(v)
     good = bad = None                        # (load, result) meeting the SLO; a load failing
-    if r["metrics"]["meets_slo"]:
+    if meets(r):
         good = (v, r)
         for _ in range(CAPACITY_RANGE):
             x = min(good[0] * 2, LOAD_MAX[knob])
             if x == good[0]:
                 return good                  # meets it at the most load the field takes
             r = yield from run(x)
-            if not r["metrics"]["meets_slo"]:
+            if not meets(r):
                 bad = x
                 break
             good = (x, r)
@@ -147,7 +153,7 @@ def capacity_steps(sc, work_cap, steps=None, slice_s=None):
         for _ in range(CAPACITY_RANGE):
             x = bad / 2
             r = yield from run(x)
-            if r["metrics"]["meets_slo"]:
+            if meets(r):
                 good = (x, r)
                 break
             bad = x
@@ -156,16 +162,16 @@ def capacity_steps(sc, work_cap, steps=None, slice_s=None):
     for _ in range(steps):
         mid = (good[0] * bad) ** 0.5
         r = yield from run(mid)
-        if r["metrics"]["meets_slo"]:
+        if meets(r):
             good = (mid, r)
         else:
             bad = mid
     return good
 
 
-def capacity(sc, work_cap, steps=None):
+def capacity(sc, work_cap, steps=None, meets=_meets_slo):
     """capacity_steps run to its end."""
-    return drain(capacity_steps(sc, work_cap, steps))
+    return drain(capacity_steps(sc, work_cap, steps, meets=meets))
 
 
 CAPACITY_STEPS = 5       # bisections: the load to within 2^(1/32), about 2 %

@@ -2,6 +2,7 @@
 located and stopped; the reference policies run unchanged as such code."""
 
 import pathlib
+from collections import deque
 
 import pytest
 
@@ -145,3 +146,91 @@ def test_the_custom_lane_without_custom_code_is_a_scenario_error():
     resp = handle({"method": "compare", "params": {"scenario": {"scheduler": "continuous"},
                                                    "schedulers": ["static", "custom"]}})
     assert resp["error"]["type"] == "ScenarioError" and resp["error"]["field"] == "scheduler"
+
+
+def _v017_reference(items, slots, pool_blocks, budget, cost):
+    """vLLM 0.1.7's Scheduler._schedule stepped by hand (vllm/core/scheduler.py lines 126-260,
+    block_manager.py can_allocate / can_append_slot, watermark 0.01), one step at a time ->
+    {id: (first_token, done)}. A step is prompts only (as many waiting as fit, FCFS) or decodes
+    only; a decode that finds no free block preempts the latest running (recompute, first in
+    line). Blocks held: ceil(tokens/16) for the tokens whose KV is computed."""
+    fixed, per_row, per_token = cost
+    n, t, nxt = len(items), 0.0, 0
+    waiting, running, held, length, emitted, first, done = deque(), [], {}, {}, [0] * n, {}, {}
+    while len(done) < n:
+        while nxt < n and items[nxt][0] <= t:
+            waiting.append(nxt)
+            nxt += 1
+        if not waiting and not running:
+            t = float(items[nxt][0])
+            continue
+        free = pool_blocks - sum(held.values())
+        batch, tokens = [], 0
+        while waiting and len(running) + len(batch) < slots:
+            r = waiting[0]
+            need = items[r][1] + emitted[r]
+            if free - -(-need // 16) < int(0.01 * pool_blocks) or (batch and tokens + need > budget):
+                break
+            batch.append(waiting.popleft())
+            free -= -(-need // 16)
+            tokens += need
+            held[r], length[r] = -(-need // 16), need
+        if batch:
+            t += fixed + per_row * len(batch) + per_token * tokens
+            stepped = batch
+        else:
+            running.sort()
+            stepped = []
+            while running:
+                r = running.pop(0)
+                while free < 1 and running:
+                    v = running.pop()
+                    free += held.pop(v)
+                    waiting.appendleft(v)
+                if free < 1:
+                    free += held.pop(r)
+                    waiting.appendleft(r)
+                    continue
+                if -(-(length[r] + 1) // 16) > held[r]:
+                    held[r] += 1
+                    free -= 1
+                stepped.append(r)
+            t += fixed + per_row * len(stepped)
+        for r in stepped:
+            length[r] += 0 if r in batch else 1
+            emitted[r] += 1
+            first.setdefault(r, t)
+            if emitted[r] == items[r][2]:
+                done[r] = t
+                held.pop(r)
+        running = [r for r in running + batch if r not in done] if batch else \
+            [r for r in stepped if r not in done]
+    return {r: (first[r], done[r]) for r in range(n)}
+
+
+@pytest.mark.parametrize("pool_blocks", [None, 40])
+def test_vllm_v017_matches_a_hand_stepped_reference(pool_blocks):
+    """The vllm_v017 example against _v017_reference: the same first-token and finish times for
+    every request, with a pool that never fills and with one small enough to preempt."""
+    import random
+    rng = random.Random(7)
+    t, items = 0, []
+    for _ in range(60):
+        t += rng.randrange(0, 120)
+        items.append((t, rng.randrange(20, 200), rng.randrange(2, 60)))
+    cost = (20.0, 1.0, 0.5)
+    budget = 400
+    sc = custom(code_of("vllm_v017"),
+                workload={"items": [{"arrive": a, "prompt": p, "out": o} for a, p, o in items]},
+                server={"slots": 16, "kv_tokens": None if pool_blocks is None else 16 * pool_blocks,
+                        "max_num_batched_tokens": budget, "chunk": 0,
+                        "cost": dict(zip(("fixed_ms", "per_row_ms", "per_prefill_token_ms"),
+                                         cost))})
+    r = py_engine.simulate(sc)
+    ref = _v017_reference(items, 16, pool_blocks or 1 << 40, budget, cost)
+    got = {q["id"]: (q["first_token"], q["done"]) for q in r["requests"]}
+    off = [(i, got[i], ref[i]) for i in ref
+           if abs(got[i][0] - ref[i][0]) > 1e-6 or abs(got[i][1] - ref[i][1]) > 1e-6]
+    assert not off, off[:5]
+    if pool_blocks is not None:
+        assert sum(q["preemptions"] for q in r["requests"]) > 0
