@@ -62,8 +62,10 @@ class Sim(Verbs):
     find the run's length, execute it and end the phases that end with it."""
 
     # the two commonest phase ends inlined in _end_phases (a last chunk followed by decoding, a
-    # last token with no hold); False runs every phase end through Phases._transition, the plain
-    # path the inlined one is tested against (tests/engine/test_core_mechanics.py)
+    # last token with no hold), and under a linear cost the loop's stages fused into one body
+    # (_run_inline); False runs the stages as methods and every phase end through
+    # Phases._transition, the plain path the inlined one is tested against
+    # (tests/engine/test_core_mechanics.py)
     inline_transitions = True
 
     def __init__(self, trace, slots, cost, seg_cap=None, log_cap=None):
@@ -174,6 +176,8 @@ class Sim(Verbs):
         has passed, checked every CHECK_WORK units of work. Returns True when it is finished; a
         run that stopped early resumes exactly where it stopped on the next call (all state is in
         self). More work than work_cap raises WorkCapExceeded, also between two events."""
+        if self.inline_transitions and self.cost.deployment is None:
+            return self._run_inline(policy, until)
         n, cap, clock = self.n, self.work_cap, time.perf_counter
         # checks every CHECK_WORK units, and at the cap itself when it comes sooner
         stop = float("inf") if cap is None else cap + 1
@@ -206,18 +210,24 @@ class Sim(Verbs):
         resident and the next arrival is ahead); the clock has jumped."""
         self._wait_until = None
         policy.schedule()
+        if self._wait_until is not None or self.n_resident == 0:
+            self._no_pass(policy)
+            return False
+        return True
+
+    def _no_pass(self, policy):
+        """The policy waited, or nothing is resident: jump the clock (or stay, a fleet's idle
+        replica), or refuse a policy that left requests waiting with nothing resident."""
         if self._wait_until is not None:
             self.now = self._wait_until
-            return False
-        if self.n_resident == 0:
-            if not self.waiting and self.next_arrival < self.n:
-                self.now = self.arrive[self.next_arrival]  # idle: jump to the next arrival
-                return False
-            if self.open:     # a replica idles until its router sends more (static: a group)
-                return False
-            raise PolicyError("schedule", "%d requests wait and nothing is resident: %s admitted "
-                              "none" % (len(self.waiting), policy.name))
-        return True
+            return
+        if not self.waiting and self.next_arrival < self.n:
+            self.now = self.arrive[self.next_arrival]  # idle: jump to the next arrival
+            return
+        if self.open:     # a replica idles until its router sends more (static: a group)
+            return
+        raise PolicyError("schedule", "%d requests wait and nothing is resident: %s admitted "
+                          "none" % (len(self.waiting), policy.name))
 
     def _run_length(self, policy):
         """-> (k, cost, K, a, b): the passes the batch runs unchanged and how they cost (a linear
@@ -370,3 +380,164 @@ class Sim(Verbs):
             self.done_pass[rid] = passes
             self.done_tick[rid] = now
             self.n_done += 1
+
+    def _run_inline(self, policy, until):
+        """run() under a linear cost with its stages (release, decide, run length, execute, end
+        phases) fused into one loop body, the two commonest phase ends inlined and the
+        recorder's lists filled in place: the same steps in the same order as the plain loop,
+        without a method call or an attribute walk per stage (at ~2 runs per request this loop
+        is the cost of a big run)."""
+        n, cap, clock = self.n, self.work_cap, time.perf_counter
+        stop = float("inf") if cap is None else cap + 1
+        check_at = min(self.work + CHECK_WORK, stop)
+        arrive, waiting, res, heap, free = self.arrive, self.waiting, self.res, self._heap, self.free
+        emitted, last_tick, first_pass, first_tick = (self.emitted, self.last_tick,
+                                                      self.first_pass, self.first_tick)
+        done_pass, done_tick, in_slot = self.done_pass, self.done_tick, self.in_slot
+        c = self.cost
+        fixed, per_row, per_token = c.fixed, c.per_row, c.per_token
+        rec = self.rec
+        segs, seg_cap, runs, log_cap, gw = (rec.segments, rec.seg_cap, rec.runs, rec.log_cap,
+                                            rec.gap_weights)
+        schedule, horizon, wants = policy.schedule, policy.horizon, policy.wants_arrivals
+        kv_after = policy.kv_after
+        heappop, heappush, transition = heapq.heappop, heapq.heappush, self._transition
+        while self.n_done < n:
+            self.work = work = self.work + EVENT_WORK
+            if work >= check_at:
+                check_at = min(work + CHECK_WORK, stop)
+                if cap is not None and work > cap:
+                    raise WorkCapExceeded(work, self.n_done, n)
+                if until is not None and clock() > until:
+                    return False
+            # release arrivals
+            now, na = self.now, self.next_arrival
+            if na < n and arrive[na] <= now:
+                while na < n and arrive[na] <= now:
+                    waiting.append(na)
+                    na += 1
+                self.next_arrival = na
+            # decide
+            self._wait_until = None
+            schedule()
+            if self._wait_until is not None or not self.n_resident:
+                self._no_pass(policy)
+                continue
+            # the run's length
+            passes = self.passes
+            if self._finals:
+                t = passes + 1
+            else:
+                while True:
+                    if not heap:
+                        raise PolicyError("schedule", "%s paused every resident: no pass can run"
+                                          % policy.name)
+                    key = heap[0]
+                    t = key >> SLOT_BITS
+                    r = res[key & SLOT_MASK]
+                    if r is not None and r.target == t:
+                        break
+                    heappop(heap)
+            k = t - passes
+            rows, ptoks = self.rows, self.ptoks
+            cost = fixed + per_row * rows + per_token * ptoks
+            if self._extra_cost:
+                cost += self._extra_cost
+                self._extra_cost = 0
+                k = 1
+            h = horizon()
+            if h is not None and h < k:
+                if h < 1:
+                    raise PolicyError("horizon", "%s returned %r: at least 1 pass" % (policy.name, h))
+                k = h
+            if na < n and not waiting and wants():
+                ka = -(-(arrive[na] - now) // cost)
+                if ka < k:
+                    k = ka
+            # execute the k passes
+            self.passes = passes = passes + k
+            self.now = end = now + k * cost
+            self.last_start = end - cost
+            useful = self.n_useful
+            self.t_useful += k * useful
+            if self.n_prefill:
+                self.t_prefill += k * self.n_prefill
+            if self.n_pad:
+                self.t_pad += k * self.n_pad
+            self.t_rows += k * rows
+            n_gap = k * self.n_gap
+            if self._pending_gaps:
+                for r in self._pending_gaps:
+                    rec.gaps(now + cost - last_tick[r.rid], 1)
+                    if r.phase == DECODE:
+                        n_gap -= 1
+                self._pending_gaps.clear()
+            if n_gap:
+                gw[cost] = gw.get(cost, 0) + n_gap
+            self.kv = kv = self.kv + k * (ptoks + useful)
+            if kv_after is not None:
+                kv = kv_after(k)
+            if kv > self.kv_peak:
+                self.kv_peak = kv
+            rec.n_runs += 1
+            if log_cap is None or len(runs) < log_cap:
+                runs.append((k, now, rows, ptoks, cost, useful, kv, cost))
+            else:
+                rec.log_truncated = True
+            # end the phases that ended with it (as _end_phases)
+            now = end
+            if self._finals:
+                finals = self._finals
+                self._finals = []
+                for r in finals:
+                    if r.ghost or r.hold_until > passes or r.out_left <= 1:
+                        transition(r)
+                        continue
+                    rid = r.rid
+                    self.ptoks -= r.pf_left
+                    r.pf_done += r.pf_left
+                    r.pf_left = 0
+                    r.resumed = False
+                    e = emitted[rid]
+                    if e == 0:
+                        first_pass[rid] = passes
+                        first_tick[rid] = now
+                    emitted[rid] = e + 1
+                    last_tick[rid] = now
+                    r.out_left -= 1
+                    r.dec_at = passes
+                    r.phase = DECODE
+                    r.target = t = passes + r.out_left
+                    heappush(heap, t * SLOT_KEY + r.slot)
+                    self.n_gap += 1
+            end_key = (passes + 1) * SLOT_KEY
+            while heap and heap[0] < end_key:
+                slot = heappop(heap) & SLOT_MASK
+                r = res[slot]
+                if r is None or r.target != passes:
+                    continue
+                if r.ghost or r.hold_until > passes or r.phase != DECODE:
+                    transition(r)
+                    continue
+                rid = r.rid
+                e = emitted[rid] + passes - r.dec_at
+                emitted[rid] = e
+                last_tick[rid] = now
+                r.out_left -= passes - r.dec_at
+                self.n_useful -= 1
+                self.n_gap -= 1
+                if seg_cap is None or len(segs) < seg_cap:
+                    segs.append((slot, rid, r.label, r.seg_start, passes))
+                else:
+                    rec.seg_truncated = True
+                self.kv -= r.kv0 + r.pf_done + e - r.emit0
+                res[slot] = None
+                heappush(free, slot)
+                in_slot[rid] = 0
+                self.n_in_slot -= 1
+                self.n_resident -= 1
+                self.rows -= 1
+                done_pass[rid] = passes
+                done_tick[rid] = now
+                self.n_done += 1
+        return True
