@@ -68,6 +68,17 @@ class Sim(Verbs):
     # (tests/engine/test_core_mechanics.py)
     inline_transitions = True
 
+    # every attribute a slot: a Sim has ~50, past the ~30 a shared-key instance dict holds, and
+    # a slot's load and store are the cheapest there are (the loop does ~40 a run)
+    __slots__ = ("n", "arrive", "prompt", "out", "slots", "cost", "now", "work", "work_cap",
+                 "last_start", "passes", "waiting", "next_arrival", "free", "res", "n_resident",
+                 "n_done", "_heap", "_finals", "_wait_until", "_extra_cost", "_pending_gaps",
+                 "rows", "ptoks", "n_useful", "n_prefill", "n_pad", "n_gap", "kv", "kv_peak",
+                 "t_useful", "t_prefill", "t_pad", "t_rows", "admit_tick", "admit_pass",
+                 "first_tick", "first_pass", "done_tick", "done_pass", "last_tick", "emitted",
+                 "preemptions", "cached_tokens", "in_slot", "n_in_slot", "peak_in_slot", "rec",
+                 "open")
+
     def __init__(self, trace, slots, cost, seg_cap=None, log_cap=None):
         arrive, prompt, out = trace
         n = len(arrive)

@@ -20,6 +20,7 @@ def _refuse(verb, rule):
 
 
 class Verbs(Phases):
+    __slots__ = ()
 
     def _resident(self, verb, slot):
         """The resident in `slot`, or a PolicyError naming `verb`."""
