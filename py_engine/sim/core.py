@@ -527,7 +527,30 @@ class Sim(Verbs):
                 r = res[slot]
                 if r is None or r.target != passes:
                     continue
-                if r.ghost or r.hold_until > passes or r.phase != DECODE:
+                phase = r.phase
+                if phase == PREFILL and not r.ghost:     # -> its last chunk (as _transition)
+                    chunk = r.chunk
+                    done = (passes - r.pf_at) * chunk
+                    r.pf_left = left = r.pf_left - done
+                    r.pf_done += done
+                    r.pf_at = passes
+                    r.phase = FINAL
+                    r.target = passes + 1
+                    self._finals.append(r)
+                    if r.seg_start <= passes:
+                        if seg_cap is None or len(segs) < seg_cap:
+                            segs.append((slot, r.rid, r.label, r.seg_start, passes))
+                        else:
+                            rec.seg_truncated = True
+                    r.label = "useful"
+                    r.seg_start = passes + 1
+                    self.ptoks += left - chunk
+                    self.n_prefill -= 1
+                    self.n_useful += 1
+                    if r.resumed:
+                        self._pending_gaps.append(r)
+                    continue
+                if phase != DECODE or r.ghost or r.hold_until > passes:
                     transition(r)
                     continue
                 rid = r.rid
