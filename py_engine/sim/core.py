@@ -408,170 +408,178 @@ class Sim(Verbs):
         c = self.cost
         fixed, per_row, per_token = c.fixed, c.per_row, c.per_token
         rec = self.rec
-        segs, seg_cap, runs, log_cap, gw = (rec.segments, rec.seg_cap, rec.runs, rec.log_cap,
-                                            rec.gap_weights)
+        segs, seg_cap, runs, gw = rec.segments, rec.seg_cap, rec.runs, rec.gap_weights
+        log_left = float("inf") if rec.log_cap is None else rec.log_cap - len(runs)
+        # totals no policy reads, kept in locals and stored back however the loop ends
+        t_useful, t_prefill, t_pad, t_rows = self.t_useful, self.t_prefill, self.t_pad, self.t_rows
+        kv_peak, n_runs = self.kv_peak, rec.n_runs
         schedule, horizon, wants = policy.schedule, policy.horizon, policy.wants_arrivals
         kv_after = policy.kv_after
         heappop, heappush, transition = heapq.heappop, heapq.heappush, self._transition
-        while self.n_done < n:
-            self.work = work = self.work + EVENT_WORK
-            if work >= check_at:
-                check_at = min(work + CHECK_WORK, stop)
-                if cap is not None and work > cap:
-                    raise WorkCapExceeded(work, self.n_done, n)
-                if until is not None and clock() > until:
-                    return False
-            # release arrivals
-            now, na = self.now, self.next_arrival
-            if na < n and arrive[na] <= now:
-                while na < n and arrive[na] <= now:
-                    waiting.append(na)
-                    na += 1
-                self.next_arrival = na
-            # decide
-            self._wait_until = None
-            schedule()
-            if self._wait_until is not None or not self.n_resident:
-                self._no_pass(policy)
-                continue
-            # the run's length
-            passes = self.passes
-            if self._finals:
-                t = passes + 1
-            else:
-                while True:
-                    if not heap:
-                        raise PolicyError("schedule", "%s paused every resident: no pass can run"
-                                          % policy.name)
-                    key = heap[0]
-                    t = key >> SLOT_BITS
-                    r = res[key & SLOT_MASK]
-                    if r is not None and r.target == t:
-                        break
-                    heappop(heap)
-            k = t - passes
-            rows, ptoks = self.rows, self.ptoks
-            cost = fixed + per_row * rows + per_token * ptoks
-            if self._extra_cost:
-                cost += self._extra_cost
-                self._extra_cost = 0
-                k = 1
-            h = horizon()
-            if h is not None and h < k:
-                if h < 1:
-                    raise PolicyError("horizon", "%s returned %r: at least 1 pass" % (policy.name, h))
-                k = h
-            if na < n and not waiting and wants():
-                ka = -(-(arrive[na] - now) // cost)
-                if ka < k:
-                    k = ka
-            # execute the k passes
-            self.passes = passes = passes + k
-            self.now = end = now + k * cost
-            self.last_start = end - cost
-            useful = self.n_useful
-            self.t_useful += k * useful
-            if self.n_prefill:
-                self.t_prefill += k * self.n_prefill
-            if self.n_pad:
-                self.t_pad += k * self.n_pad
-            self.t_rows += k * rows
-            n_gap = k * self.n_gap
-            if self._pending_gaps:
-                for r in self._pending_gaps:
-                    rec.gaps(now + cost - last_tick[r.rid], 1)
-                    if r.phase == DECODE:
-                        n_gap -= 1
-                self._pending_gaps.clear()
-            if n_gap:
-                gw[cost] = gw.get(cost, 0) + n_gap
-            self.kv = kv = self.kv + k * (ptoks + useful)
-            if kv_after is not None:
-                kv = kv_after(k)
-            if kv > self.kv_peak:
-                self.kv_peak = kv
-            rec.n_runs += 1
-            if log_cap is None or len(runs) < log_cap:
-                runs.append((k, now, rows, ptoks, cost, useful, kv, cost))
-            else:
-                rec.log_truncated = True
-            # end the phases that ended with it (as _end_phases)
-            now = end
-            if self._finals:
-                finals = self._finals
-                self._finals = []
-                for r in finals:
-                    if r.ghost or r.hold_until > passes or r.out_left <= 1:
+        try:
+            while self.n_done < n:
+                self.work = work = self.work + EVENT_WORK
+                if work >= check_at:
+                    check_at = min(work + CHECK_WORK, stop)
+                    if cap is not None and work > cap:
+                        raise WorkCapExceeded(work, self.n_done, n)
+                    if until is not None and clock() > until:
+                        return False
+                # release arrivals
+                now, na = self.now, self.next_arrival
+                if na < n and arrive[na] <= now:
+                    while na < n and arrive[na] <= now:
+                        waiting.append(na)
+                        na += 1
+                    self.next_arrival = na
+                # decide
+                self._wait_until = None
+                schedule()
+                if self._wait_until is not None or not self.n_resident:
+                    self._no_pass(policy)
+                    continue
+                # the run's length
+                passes = self.passes
+                if self._finals:
+                    t = passes + 1
+                else:
+                    while True:
+                        if not heap:
+                            raise PolicyError("schedule", "%s paused every resident: no pass can run"
+                                              % policy.name)
+                        key = heap[0]
+                        t = key >> SLOT_BITS
+                        r = res[key & SLOT_MASK]
+                        if r is not None and r.target == t:
+                            break
+                        heappop(heap)
+                k = t - passes
+                rows, ptoks = self.rows, self.ptoks
+                cost = fixed + per_row * rows + per_token * ptoks
+                if self._extra_cost:
+                    cost += self._extra_cost
+                    self._extra_cost = 0
+                    k = 1
+                h = horizon()
+                if h is not None and h < k:
+                    if h < 1:
+                        raise PolicyError("horizon", "%s returned %r: at least 1 pass" % (policy.name, h))
+                    k = h
+                if na < n and not waiting and wants():
+                    ka = -(-(arrive[na] - now) // cost)
+                    if ka < k:
+                        k = ka
+                # execute the k passes
+                self.passes = passes = passes + k
+                self.now = end = now + k * cost
+                self.last_start = end - cost
+                useful = self.n_useful
+                t_useful += k * useful
+                if self.n_prefill:
+                    t_prefill += k * self.n_prefill
+                if self.n_pad:
+                    t_pad += k * self.n_pad
+                t_rows += k * rows
+                n_gap = k * self.n_gap
+                if self._pending_gaps:
+                    for r in self._pending_gaps:
+                        rec.gaps(now + cost - last_tick[r.rid], 1)
+                        if r.phase == DECODE:
+                            n_gap -= 1
+                    self._pending_gaps.clear()
+                if n_gap:
+                    gw[cost] = gw.get(cost, 0) + n_gap
+                self.kv = kv = self.kv + k * (ptoks + useful)
+                if kv_after is not None:
+                    kv = kv_after(k)
+                if kv > kv_peak:
+                    kv_peak = kv
+                n_runs += 1
+                if log_left > 0:
+                    runs.append((k, now, rows, ptoks, cost, useful, kv, cost))
+                    log_left -= 1
+                else:
+                    rec.log_truncated = True
+                # end the phases that ended with it (as _end_phases)
+                now = end
+                if self._finals:
+                    finals = self._finals
+                    self._finals = []
+                    for r in finals:
+                        if r.ghost or r.hold_until > passes or r.out_left <= 1:
+                            transition(r)
+                            continue
+                        rid = r.rid
+                        self.ptoks -= r.pf_left
+                        r.pf_done += r.pf_left
+                        r.pf_left = 0
+                        r.resumed = False
+                        e = emitted[rid]
+                        if e == 0:
+                            first_pass[rid] = passes
+                            first_tick[rid] = now
+                        emitted[rid] = e + 1
+                        last_tick[rid] = now
+                        r.out_left -= 1
+                        r.dec_at = passes
+                        r.phase = DECODE
+                        r.target = t = passes + r.out_left
+                        heappush(heap, t * SLOT_KEY + r.slot)
+                        self.n_gap += 1
+                end_key = (passes + 1) * SLOT_KEY
+                while heap and heap[0] < end_key:
+                    slot = heappop(heap) & SLOT_MASK
+                    r = res[slot]
+                    if r is None or r.target != passes:
+                        continue
+                    phase = r.phase
+                    if phase == PREFILL and not r.ghost:     # -> its last chunk (as _transition)
+                        chunk = r.chunk
+                        done = (passes - r.pf_at) * chunk
+                        r.pf_left = left = r.pf_left - done
+                        r.pf_done += done
+                        r.pf_at = passes
+                        r.phase = FINAL
+                        r.target = passes + 1
+                        self._finals.append(r)
+                        if r.seg_start <= passes:
+                            if seg_cap is None or len(segs) < seg_cap:
+                                segs.append((slot, r.rid, r.label, r.seg_start, passes))
+                            else:
+                                rec.seg_truncated = True
+                        r.label = "useful"
+                        r.seg_start = passes + 1
+                        self.ptoks += left - chunk
+                        self.n_prefill -= 1
+                        self.n_useful += 1
+                        if r.resumed:
+                            self._pending_gaps.append(r)
+                        continue
+                    if phase != DECODE or r.ghost or r.hold_until > passes:
                         transition(r)
                         continue
                     rid = r.rid
-                    self.ptoks -= r.pf_left
-                    r.pf_done += r.pf_left
-                    r.pf_left = 0
-                    r.resumed = False
-                    e = emitted[rid]
-                    if e == 0:
-                        first_pass[rid] = passes
-                        first_tick[rid] = now
-                    emitted[rid] = e + 1
+                    e = emitted[rid] + passes - r.dec_at
+                    emitted[rid] = e
                     last_tick[rid] = now
-                    r.out_left -= 1
-                    r.dec_at = passes
-                    r.phase = DECODE
-                    r.target = t = passes + r.out_left
-                    heappush(heap, t * SLOT_KEY + r.slot)
-                    self.n_gap += 1
-            end_key = (passes + 1) * SLOT_KEY
-            while heap and heap[0] < end_key:
-                slot = heappop(heap) & SLOT_MASK
-                r = res[slot]
-                if r is None or r.target != passes:
-                    continue
-                phase = r.phase
-                if phase == PREFILL and not r.ghost:     # -> its last chunk (as _transition)
-                    chunk = r.chunk
-                    done = (passes - r.pf_at) * chunk
-                    r.pf_left = left = r.pf_left - done
-                    r.pf_done += done
-                    r.pf_at = passes
-                    r.phase = FINAL
-                    r.target = passes + 1
-                    self._finals.append(r)
-                    if r.seg_start <= passes:
-                        if seg_cap is None or len(segs) < seg_cap:
-                            segs.append((slot, r.rid, r.label, r.seg_start, passes))
-                        else:
-                            rec.seg_truncated = True
-                    r.label = "useful"
-                    r.seg_start = passes + 1
-                    self.ptoks += left - chunk
-                    self.n_prefill -= 1
-                    self.n_useful += 1
-                    if r.resumed:
-                        self._pending_gaps.append(r)
-                    continue
-                if phase != DECODE or r.ghost or r.hold_until > passes:
-                    transition(r)
-                    continue
-                rid = r.rid
-                e = emitted[rid] + passes - r.dec_at
-                emitted[rid] = e
-                last_tick[rid] = now
-                r.out_left -= passes - r.dec_at
-                self.n_useful -= 1
-                self.n_gap -= 1
-                if seg_cap is None or len(segs) < seg_cap:
-                    segs.append((slot, rid, r.label, r.seg_start, passes))
-                else:
-                    rec.seg_truncated = True
-                self.kv -= r.kv0 + r.pf_done + e - r.emit0
-                res[slot] = None
-                heappush(free, slot)
-                in_slot[rid] = 0
-                self.n_in_slot -= 1
-                self.n_resident -= 1
-                self.rows -= 1
-                done_pass[rid] = passes
-                done_tick[rid] = now
-                self.n_done += 1
-        return True
+                    r.out_left -= passes - r.dec_at
+                    self.n_useful -= 1
+                    self.n_gap -= 1
+                    if seg_cap is None or len(segs) < seg_cap:
+                        segs.append((slot, rid, r.label, r.seg_start, passes))
+                    else:
+                        rec.seg_truncated = True
+                    self.kv -= r.kv0 + r.pf_done + e - r.emit0
+                    res[slot] = None
+                    heappush(free, slot)
+                    in_slot[rid] = 0
+                    self.n_in_slot -= 1
+                    self.n_resident -= 1
+                    self.rows -= 1
+                    done_pass[rid] = passes
+                    done_tick[rid] = now
+                    self.n_done += 1
+            return True
+        finally:
+            self.t_useful, self.t_prefill, self.t_pad, self.t_rows = t_useful, t_prefill, t_pad, t_rows
+            self.kv_peak, rec.n_runs = kv_peak, n_runs
