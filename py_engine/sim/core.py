@@ -402,13 +402,17 @@ class Sim(Verbs):
         stop = float("inf") if cap is None else cap + 1
         check_at = min(self.work + CHECK_WORK, stop)
         arrive, waiting, res, heap, free = self.arrive, self.waiting, self.res, self._heap, self.free
-        emitted, last_tick, first_pass, first_tick = (self.emitted, self.last_tick,
-                                                      self.first_pass, self.first_tick)
-        done_pass, done_tick, in_slot = self.done_pass, self.done_tick, self.in_slot
+        # the per-request columns through memoryviews: an item store into an array('q') parses
+        # its argument (PyArg_Parse), a memoryview's converts it directly (~1/4 cheaper)
+        cols = tuple(map(memoryview, (self.emitted, self.last_tick, self.first_pass,
+                                      self.first_tick, self.done_pass, self.done_tick)))
+        emitted, last_tick, first_pass, first_tick, done_pass, done_tick = cols
+        in_slot = self.in_slot
         c = self.cost
         fixed, per_row, per_token = c.fixed, c.per_row, c.per_token
         rec = self.rec
-        segs, seg_cap, runs, gw = rec.segments, rec.seg_cap, rec.runs, rec.gap_weights
+        segs, runs, gw = rec.segments, rec.runs, rec.gap_weights
+        seg_cap = float("inf") if rec.seg_cap is None else rec.seg_cap
         log_left = float("inf") if rec.log_cap is None else rec.log_cap - len(runs)
         # totals no policy reads, kept in locals and stored back however the loop ends
         t_useful, t_prefill, t_pad, t_rows = self.t_useful, self.t_prefill, self.t_pad, self.t_rows
@@ -504,7 +508,7 @@ class Sim(Verbs):
                 now = end
                 if self._finals:
                     finals = self._finals
-                    self._finals = []
+                    self._finals = []     # (_transition's _unaggregate looks in it)
                     for r in finals:
                         if r.ghost or r.hold_until > passes or r.out_left <= 1:
                             transition(r)
@@ -543,7 +547,7 @@ class Sim(Verbs):
                         r.target = passes + 1
                         self._finals.append(r)
                         if r.seg_start <= passes:
-                            if seg_cap is None or len(segs) < seg_cap:
+                            if len(segs) < seg_cap:
                                 segs.append((slot, r.rid, r.label, r.seg_start, passes))
                             else:
                                 rec.seg_truncated = True
@@ -565,7 +569,7 @@ class Sim(Verbs):
                     r.out_left -= passes - r.dec_at
                     self.n_useful -= 1
                     self.n_gap -= 1
-                    if seg_cap is None or len(segs) < seg_cap:
+                    if len(segs) < seg_cap:
                         segs.append((slot, rid, r.label, r.seg_start, passes))
                     else:
                         rec.seg_truncated = True
@@ -581,5 +585,7 @@ class Sim(Verbs):
                     self.n_done += 1
             return True
         finally:
+            for col in cols:    # the arrays may grow again (add_request)
+                col.release()
             self.t_useful, self.t_prefill, self.t_pad, self.t_rows = t_useful, t_prefill, t_pad, t_rows
             self.kv_peak, rec.n_runs = kv_peak, n_runs
