@@ -418,6 +418,12 @@ class Sim(Verbs):
         t_useful, t_prefill, t_pad, t_rows = self.t_useful, self.t_prefill, self.t_pad, self.t_rows
         kv_peak, n_runs = self.kv_peak, rec.n_runs
         schedule, horizon, wants = policy.schedule, policy.horizon, policy.wants_arrivals
+        # a hook the policy keeps at the base's default (policies/base.py) is not called: the
+        # default horizon is none, the default wants_arrivals a free slot
+        if getattr(horizon, "default_hook", False):
+            horizon = None
+        if getattr(wants, "default_hook", False):
+            wants = None
         kv_after = policy.kv_after
         heappop, heappush, transition = heapq.heappop, heapq.heappush, self._transition
         try:
@@ -464,12 +470,14 @@ class Sim(Verbs):
                     cost += self._extra_cost
                     self._extra_cost = 0
                     k = 1
-                h = horizon()
-                if h is not None and h < k:
-                    if h < 1:
-                        raise PolicyError("horizon", "%s returned %r: at least 1 pass" % (policy.name, h))
-                    k = h
-                if na < n and not waiting and wants():
+                if horizon is not None:
+                    h = horizon()
+                    if h is not None and h < k:
+                        if h < 1:
+                            raise PolicyError("horizon", "%s returned %r: at least 1 pass"
+                                              % (policy.name, h))
+                        k = h
+                if na < n and not waiting and (free if wants is None else wants()):
                     ka = -(-(arrive[na] - now) // cost)
                     if ka < k:
                         k = ka
