@@ -424,6 +424,7 @@ class Sim(Verbs):
             horizon = None
         if getattr(wants, "default_hook", False):
             wants = None
+        only_free = getattr(schedule, "only_free_slots", False)
         kv_after = policy.kv_after
         heappop, heappush, transition = heapq.heappop, heapq.heappush, self._transition
         try:
@@ -444,7 +445,8 @@ class Sim(Verbs):
                     self.next_arrival = na
                 # decide
                 self._wait_until = None
-                schedule()
+                if not only_free or (free and waiting):
+                    schedule()
                 if self._wait_until is not None or not self.n_resident:
                     self._no_pass(policy)
                     continue
