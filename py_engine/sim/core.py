@@ -401,7 +401,8 @@ class Sim(Verbs):
         n, cap, clock = self.n, self.work_cap, time.perf_counter
         stop = float("inf") if cap is None else cap + 1
         check_at = min(self.work + CHECK_WORK, stop)
-        arrive, waiting, res, heap, free = self.arrive, self.waiting, self.res, self._heap, self.free
+        arrive, waiting, res, heap = self.arrive, self.waiting, self.res, self._heap
+        free = self.free
         # the per-request columns through memoryviews: an item store into an array('q') parses
         # its argument (PyArg_Parse), a memoryview's converts it directly (~1/4 cheaper)
         cols = tuple(map(memoryview, (self.emitted, self.last_tick, self.first_pass,
@@ -457,8 +458,8 @@ class Sim(Verbs):
                 else:
                     while True:
                         if not heap:
-                            raise PolicyError("schedule", "%s paused every resident: no pass can run"
-                                              % policy.name)
+                            raise PolicyError("schedule", "%s paused every resident: no pass "
+                                              "can run" % policy.name)
                         key = heap[0]
                         t = key >> SLOT_BITS
                         r = res[key & SLOT_MASK]
@@ -597,5 +598,6 @@ class Sim(Verbs):
         finally:
             for col in cols:    # the arrays may grow again (add_request)
                 col.release()
-            self.t_useful, self.t_prefill, self.t_pad, self.t_rows = t_useful, t_prefill, t_pad, t_rows
+            self.t_useful, self.t_prefill, self.t_pad = t_useful, t_prefill, t_pad
+            self.t_rows = t_rows
             self.kv_peak, rec.n_runs = kv_peak, n_runs
