@@ -516,7 +516,6 @@ class Sim(Verbs):
                 else:
                     rec.log_truncated = True
                 # end the phases that ended with it (as _end_phases)
-                now = end
                 if self._finals:
                     finals = self._finals
                     self._finals = []     # (_transition's _unaggregate looks in it)
@@ -532,9 +531,9 @@ class Sim(Verbs):
                         e = emitted[rid]
                         if e == 0:
                             first_pass[rid] = passes
-                            first_tick[rid] = now
+                            first_tick[rid] = end
                         emitted[rid] = e + 1
-                        last_tick[rid] = now
+                        last_tick[rid] = end
                         r.out_left -= 1
                         r.dec_at = passes
                         r.phase = DECODE
@@ -576,7 +575,7 @@ class Sim(Verbs):
                     rid = r.rid
                     e = emitted[rid] + passes - r.dec_at
                     emitted[rid] = e
-                    last_tick[rid] = now
+                    last_tick[rid] = end
                     r.out_left -= passes - r.dec_at
                     self.n_useful -= 1
                     self.n_gap -= 1
@@ -592,7 +591,7 @@ class Sim(Verbs):
                     self.n_resident -= 1
                     self.rows -= 1
                     done_pass[rid] = passes
-                    done_tick[rid] = now
+                    done_tick[rid] = end
                     self.n_done += 1
             return True
         finally:
