@@ -455,17 +455,17 @@ class Sim(Verbs):
                 passes = self.passes
                 if self._finals:
                     t = passes + 1
-                else:
-                    while True:
-                        if not heap:
-                            raise PolicyError("schedule", "%s paused every resident: no pass "
-                                              "can run" % policy.name)
+                else:       # the first live heap entry (stale ones dropped)
+                    while heap:
                         key = heap[0]
                         t = key >> SLOT_BITS
                         r = res[key & SLOT_MASK]
                         if r is not None and r.target == t:
                             break
                         heappop(heap)
+                    else:
+                        raise PolicyError("schedule", "%s paused every resident: no pass can "
+                                          "run" % policy.name)
                 k = t - passes
                 rows, ptoks = self.rows, self.ptoks
                 cost = fixed + per_row * rows + per_token * ptoks
@@ -547,7 +547,29 @@ class Sim(Verbs):
                     if r is None or r.target != passes:
                         continue
                     phase = r.phase
-                    if phase == PREFILL and not r.ghost:     # -> its last chunk (as _transition)
+                    if phase == DECODE and r.hold_until <= passes and not r.ghost:
+                        # its last token: done, slot freed at once (as _transition, _retire)
+                        rid = r.rid
+                        e = emitted[rid] + passes - r.dec_at
+                        emitted[rid] = e
+                        last_tick[rid] = end
+                        self.n_useful -= 1
+                        self.n_gap -= 1
+                        if len(segs) < seg_cap:
+                            segs.append((slot, rid, r.label, r.seg_start, passes))
+                        else:
+                            rec.seg_truncated = True
+                        self.kv -= r.kv0 + r.pf_done + e - r.emit0
+                        res[slot] = None     # (r is dropped: its out_left is left as it was)
+                        heappush(free, slot)
+                        in_slot[rid] = 0
+                        self.n_in_slot -= 1
+                        self.n_resident -= 1
+                        self.rows -= 1
+                        done_pass[rid] = passes
+                        done_tick[rid] = end
+                        self.n_done += 1
+                    elif phase == PREFILL and not r.ghost:     # -> its last chunk (as _transition)
                         chunk = r.chunk
                         done = (passes - r.pf_at) * chunk
                         r.pf_left = left = r.pf_left - done
@@ -568,31 +590,8 @@ class Sim(Verbs):
                         self.n_useful += 1
                         if r.resumed:
                             self._pending_gaps.append(r)
-                        continue
-                    if phase != DECODE or r.ghost or r.hold_until > passes:
-                        transition(r)
-                        continue
-                    rid = r.rid
-                    e = emitted[rid] + passes - r.dec_at
-                    emitted[rid] = e
-                    last_tick[rid] = end
-                    r.out_left -= passes - r.dec_at
-                    self.n_useful -= 1
-                    self.n_gap -= 1
-                    if len(segs) < seg_cap:
-                        segs.append((slot, rid, r.label, r.seg_start, passes))
                     else:
-                        rec.seg_truncated = True
-                    self.kv -= r.kv0 + r.pf_done + e - r.emit0
-                    res[slot] = None
-                    heappush(free, slot)
-                    in_slot[rid] = 0
-                    self.n_in_slot -= 1
-                    self.n_resident -= 1
-                    self.rows -= 1
-                    done_pass[rid] = passes
-                    done_tick[rid] = end
-                    self.n_done += 1
+                        transition(r)
             return True
         finally:
             for col in cols:    # the arrays may grow again (add_request)
