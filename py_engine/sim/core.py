@@ -20,6 +20,10 @@ Loop (`Sim.run`), time `now` in integer ticks, `passes` = passes completed so fa
 A pass that starts at time t admits requests with arrive <= t (the next run is cut at the first pass
 whose start time is >= the next arrival, computed exactly in ticks).
 
+The loop's stages are methods (the plain path, also what a fleet's replica steps through); under a
+linear cost `run` executes them fused into one loop body (`_run_inline`), the same steps in the
+same order, tested equal to the plain path (Sim.inline_transitions).
+
 Resident phases (PREFILL, FINAL, DECODE, HOLD, PAUSED) and their bookkeeping: phases.py.
 What a run records (segments, the passes log, TBT gaps) is kept by `recorder.Recorder`.
 """
