@@ -15,7 +15,9 @@ The hooks, each with its default below:
     schedule()       Shape the batch for the next run: admit from `sim.waiting` (`popleft()`
                      then `sim.admit(rid, self.chunk)`), evict, pause, change chunk sizes, add a
                      one-pass cost, or run no pass and jump the clock (`sim.wait_until(tick)`).
-                     Doing nothing is fine: the batch runs on.
+                     Doing nothing is fine: the batch runs on. A schedule() that acts only when
+                     a slot is free and a request waits may say so (`schedule.only_free_slots =
+                     True`, as continuous.py): the core then skips the call otherwise.
     horizon()        Max passes the batch may run unchanged for policy reasons (e.g. until the KV
                      pool overflows), or None. The core already stops at every phase end.
     wants_arrivals() True if an arrival during the run could be admitted (e.g. a slot is free):
@@ -85,6 +87,10 @@ class Policy:
 
     def wants_arrivals(self) -> bool:
         return bool(self.sim.free)
+
+    # a hook kept as it is here the core's fast loop need not call (sim/core.py _run_inline:
+    # no horizon; wants_arrivals is a free slot, read there directly)
+    horizon.default_hook = wants_arrivals.default_hook = True
 
     def grow(self) -> None:
         return None

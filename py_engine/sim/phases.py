@@ -37,6 +37,8 @@ class Resident:
 class Phases:
     """Phase transitions of `core.Sim` (mixed in; every attribute used here is set by Sim)."""
 
+    __slots__ = ()
+
     def _prefill_progress(self, r):
         done = (self.passes - r.pf_at) * r.chunk
         r.pf_left -= done

@@ -20,6 +20,7 @@ def _refuse(verb, rule):
 
 
 class Verbs(Phases):
+    __slots__ = ()
 
     def _resident(self, verb, slot):
         """The resident in `slot`, or a PolicyError naming `verb`."""
@@ -42,41 +43,44 @@ class Verbs(Phases):
             kv0 + prefill tokens processed + tokens emitted since this admission.
         Returns the slot.
         """
-        if not self.free:
+        free = self.free
+        if not free:
             _refuse("admit", "no free slot (%d of %d in use)" % (self.n_resident, self.slots))
         if type(chunk) is not int or chunk < 1:
             _refuse("admit", "chunk must be an integer >= 1, not %r" % (chunk,))
+        r = Resident()
         if rid >= 0:
             if type(rid) is not int or rid >= self.next_arrival:
                 _refuse("admit", "request %r has not arrived" % (rid,))
-            if self.in_slot[rid]:
+            in_slot = self.in_slot
+            if in_slot[rid]:
                 _refuse("admit", "request %d is already in a slot" % rid)
             if self.done_pass[rid] >= 0:
                 _refuse("admit", "request %d is finished" % rid)
-            self.in_slot[rid] = 1
-            self.n_in_slot += 1
-            if self.n_in_slot > self.peak_in_slot:
-                self.peak_in_slot = self.n_in_slot
-        slot = heapq.heappop(self.free)
-        r = Resident()
-        r.slot, r.chunk, r.hold_until, r.kv0 = slot, chunk, hold_until, kv0
-        r.pf_done, r.dec_at, r.label = 0, -1, None
-        if rid < 0:
-            r.rid, r.ghost, r.out_left, r.resumed, r.emit0 = -1, True, 0, False, 0
-            r.pf_left = prefill
-        else:
+            in_slot[rid] = 1
+            self.n_in_slot = m = self.n_in_slot + 1
+            if m > self.peak_in_slot:
+                self.peak_in_slot = m
             e = self.emitted[rid]
-            r.rid, r.ghost, r.out_left, r.resumed, r.emit0 = rid, False, self.out[rid] - e, e > 0, e
-            r.pf_left = self.prompt[rid] if prefill is None else prefill
+            r.rid, r.ghost, r.out_left, r.emit0 = rid, False, self.out[rid] - e, e
+            r.resumed = resumed = e > 0
+            r.pf_left = pf = self.prompt[rid] if prefill is None else prefill
             if self.admit_pass[rid] < 0:
                 self.admit_pass[rid] = self.passes + 1
                 self.admit_tick[rid] = self.now
-        self.kv += kv0
+        else:
+            r.rid, r.ghost, r.out_left, r.resumed, r.emit0 = -1, True, 0, False, 0
+            r.pf_left = pf = prefill
+            resumed = True     # (not the fast path below)
+        slot = heapq.heappop(free)
+        r.slot, r.chunk, r.hold_until, r.kv0 = slot, chunk, hold_until, kv0
+        r.pf_done, r.dec_at = 0, -1
+        if kv0:
+            self.kv += kv0
         self.res[slot] = r
         self.n_resident += 1
         self.rows += 1
-        pf = r.pf_left
-        if 0 < pf <= chunk and not r.resumed and rid >= 0:  # fast path: straight to the last chunk
+        if 0 < pf <= chunk and not resumed:  # fast path: straight to the last chunk
             r.pf_at = passes = self.passes
             r.phase = FINAL
             r.target = passes + 1
@@ -86,6 +90,7 @@ class Verbs(Phases):
             self.ptoks += pf
             self.n_useful += 1
         else:
+            r.label = None
             self._enter_prefill(r)
         return slot
 

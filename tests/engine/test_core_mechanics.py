@@ -265,3 +265,26 @@ def test_the_plain_path_is_really_taken(monkeypatch):
     monkeypatch.setattr(Sim, "inline_transitions", False)
     run = run_sim(raw)
     assert calls["n"] >= 2 * run.sim.n > on     # a last chunk and a last token per request
+
+
+@pytest.mark.parametrize("cost", ["article", {"kind": "roofline", "model": "llama-3.1-8b",
+                                              "gpu": "h100-80gb"}])
+def test_the_fused_loop_is_taken_under_a_linear_cost_only(monkeypatch, cost):
+    """inline_transitions also fuses the loop's stages (Sim._run_inline) under a linear cost:
+    there no run goes through _execute; under the roofline every run does, and with the switch
+    off every run does too."""
+    calls = {"n": 0}
+    real = Sim._execute
+
+    def counting(self, *args):
+        calls["n"] += 1
+        return real(self, *args)
+    monkeypatch.setattr(Sim, "_execute", counting)
+    raw = {"workload": {"requests": 50}, "server": {"cost": cost}}
+    run = run_sim(raw)
+    fused = cost == "article"
+    assert calls["n"] == (0 if fused else run.sim.rec.n_runs)
+    calls["n"] = 0
+    monkeypatch.setattr(Sim, "inline_transitions", False)
+    run = run_sim(raw)
+    assert calls["n"] == run.sim.rec.n_runs > 0
