@@ -43,7 +43,7 @@ from ...workload.blocks import chains
 from ..base import Policy, register
 from .block_keys import shared_spans, span_of
 from .block_pool import CountingPool, PrefixCachePool
-from .block_view import BlockSamples, sample_cap
+from .block_view import BlockSamples, holders, sample_cap
 from .livelock import check_livelock
 from .outputs import Outputs
 from .runs import Runs
@@ -210,11 +210,7 @@ class VLLM(Outputs, Steady, Runs, Policy):
         self.plan_passes = sim.passes
         self._set_horizon(sched, preempted, info)
         if (sched or self.sd) and self.samples.next <= sim.passes + 1:
-            slot_of = self.slot_of
-            if self.sd:
-                self._sd_refresh_blocks()
-            self.samples.take(sim.passes + 1, pool,
-                              ((r, slot_of[r]) for r in self.running if r in slot_of))
+            self.samples.take(sim.passes + 1, pool, holders(self))
         if self.plan_log is not None:
             tokens = {**self._sd_tokens(), **sched}      # the steady decoders: one token each
             self.plan_log.append({"pass": sim.passes + 1, "tokens": tokens,

@@ -188,12 +188,6 @@ class Steady:
         self.sd_steps += steps
         self.sd_updates += updates
 
-    def _sd_refresh_blocks(self):
-        """The pool's per-request counts of the steady decoders, for a block-view sample."""
-        bs, s, held = self.bs, self.sd_steps, self.pool.held
-        for r, (a, _, _) in self.sd.items():
-            held[r] = cdiv(a + s, bs)
-
     def _sd_tokens(self):
         """{request: 1} of the steady decoders (tests' plan log)."""
         return dict.fromkeys(self.sd, 1)
