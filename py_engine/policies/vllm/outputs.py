@@ -90,6 +90,7 @@ class Outputs:
         self.status[r] = FINISHED
         self.pool.free_request(r, True)
         self.slot_of.pop(r, None)
+        self.told.pop(r, None)
         self.saved.pop(r, None)
         self.thrown.pop(r, None)
 
