@@ -23,10 +23,18 @@ class Runs:
         """KV in use (tokens in allocated blocks, vLLM's KV usage) after k passes of this step."""
         if k <= 1:
             return self.pool.used() * self.bs
-        bs, computed = self.bs, self.num_computed_tokens
-        extra = sum(cdiv(computed[r] + (k - 1) * n, bs) - cdiv(computed[r], bs)
-                    for r, (n, _) in self.step.items()) + self._sd_growth(k - 1)
-        return (self.pool.used() + extra) * bs
+        return (self.pool.used() + self._step_growth()(k - 1)) * self.bs
+
+    def _step_growth(self):
+        """Blocks the planned step takes over its next m repeats (the steady decoders' too), a
+        Growth built once per planned step (the horizon's search and kv_after share it)."""
+        g = self.step_growth
+        if g is None:
+            computed = self.num_computed_tokens
+            g = self.step_growth = Growth(
+                self.bs, [(computed[r], n) for r, (n, _) in self.step.items()],
+                self._sd_by_free())
+        return g
 
     def _bulk(self, j):
         """Steps 2..j+1 of the run that just ended repeated the planned one: computed tokens,
@@ -37,19 +45,25 @@ class Runs:
         pool, bs, step = self.pool, self.bs, self.step
         late = self.async_          # an async decode's blocks are cached one step later
         fills = []                  # (order, request, first block to cache, end, c0, n, samples)
-        if step.sd:
+        caching = pool.caching
+        n_cached = pool.n_cached if caching else None
+        sampled = step.sd
+        if sampled:
             self._sd_advance(j, j)
         for order, (r, (n, samples)) in enumerate(step.items()):
             c0 = computed[r]
             c1 = c0 + j * n
-            pool.grow(r, c1)
+            if (c1 + bs - 1) // bs > (c0 + bs - 1) // bs:   # its blocks cover c0 already
+                pool.grow(r, c1)
             computed[r] = c1
             if samples:
+                sampled = True
                 num_tokens[r] += j
-            if pool.caching:
+            if caching:
                 upto = c1 - 1 if (late and samples) else c1
-                full = min(upto, num_tokens[r] - num_tokens[r] % bs) // bs
-                first = pool.n_cached.get(r, 0)
+                known = num_tokens[r] - num_tokens[r] % bs
+                full = (upto if upto < known else known) // bs
+                first = n_cached.get(r, 0)
                 if full > first:
                     fills.append((order, r, first, full, c0, n, samples))
         if fills:
@@ -58,7 +72,7 @@ class Runs:
             else:               # no key twice: the order blocks are cached in cannot matter
                 for _, r, _, full, *_ in fills:
                     pool.cache(r, full * bs, num_tokens[r])
-        if step.sd or any(s for _, s in step.values()):
+        if sampled:
             self._progress()
 
     def _same_keys(self, fills):
@@ -96,6 +110,7 @@ class Runs:
 
     def _set_horizon(self, sched, preempted, info):
         lingering, blocked, budget = info
+        self.step_growth = None         # the step was just planned
         sim = self.sim
         running = len(self.running)
         self.wants = (running + len(self.waitq) <= 1
@@ -119,14 +134,13 @@ class Runs:
     def _until_blocks_run_out(self, sim):
         """Passes the planned step can repeat before one would need more blocks than are free
         (None: it fits until a scheduled request's phase ends)."""
-        free, computed = self.pool.num_free(), self.num_computed_tokens
+        free = self.pool.num_free()
         slot_of, passes = self.slot_of, sim.passes
         ends = (sim.phase_end(slot_of[r]) for r in self.step if r in slot_of)
         kmax = min((e for e in ends if e is not None), default=passes + 1) - passes
         if self.sd:     # any bound past the run's end is safe: the core ends the run there
             kmax = max(kmax, UNBOUNDED)
-        demand = Growth(self.bs, [(computed[r], n) for r, (n, _) in self.step.items()],
-                        self._sd_by_free())         # blocks the next m steps allocate
+        demand = self._step_growth()        # blocks the next m steps allocate
         if kmax <= 1 or demand(kmax - 1) <= free:
             return None
         lo, hi = 0, kmax - 1     # demand(lo) <= free < demand(hi)

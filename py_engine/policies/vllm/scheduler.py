@@ -112,6 +112,7 @@ class VLLM(Outputs, Steady, Runs, Policy):
         self.unprocessed = None       # async: the step whose outputs are not processed yet
         self.plan_passes = 0          # sim.passes when the step was planned
         self.h = None                 # horizon of the planned step
+        self.step_growth = None       # its blocks over m repeats (runs.Runs._step_growth)
         self.wants = True
         self.last_progress = 0        # pass of the last sampled token
         self.seen = {}                # livelock detection: state digest -> pass
@@ -123,6 +124,8 @@ class VLLM(Outputs, Steady, Runs, Policy):
         self.plan_log = None          # tests: a list to record every planned step into
         self.samples = BlockSamples(sample_cap(self.max_seqs), bs, total)
         self._init_steady(isinstance(self.pool, CountingPool))
+        if not self.lazy:
+            self.special = self.running   # every running request is special: one dict
 
     def grow(self):
         """A fleet's router sent request r: its state, as __init__ gives every request."""
@@ -261,8 +264,11 @@ class VLLM(Outputs, Steady, Runs, Policy):
         running = list(self.running)
         budget, lingering = self._schedule_running(running, sched, preempted, self.budget,
                                                    threshold)
-        self.running = dict.fromkeys(running)
-        self.special = dict.fromkeys(running)
+        if self.lazy:            # the materialized decoders are special again, in running order
+            self.running = dict.fromkeys(running)
+            self.special = dict.fromkeys(running)
+        elif preempted:          # without steady decoders every running request is special
+            self.running = self.special = dict.fromkeys(running)
         admitted, blocked = {}, None
         if not preempted:    # vLLM admits nobody in a step that preempted
             budget, blocked = self._schedule_waiting(sched, admitted, budget, threshold)
@@ -292,7 +298,8 @@ class VLLM(Outputs, Steady, Runs, Policy):
             if n > budget:
                 n = budget
             ok = True
-            while not try_grow(r, c + n):
+            # its blocks cover its computed tokens: only a step into a new block can fail
+            while (c + n + bs - 1) // bs > (c + bs - 1) // bs and not try_grow(r, c + n):
                 if self.fcfs:
                     v = running.pop()
                 else:
