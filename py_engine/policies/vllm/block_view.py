@@ -17,9 +17,10 @@ def holders(policy):
     """The running requests' (request, slot, blocks) at this moment, as a callable: the state is
     copied now by C-level copies, the rows are built only when called (most samples are thinned
     away before the document is built, and building rows walks every running request)."""
-    pool, slot_of = policy.pool, policy.slot_of
-    keys = policy.running.keys() & slot_of.keys()
+    pool, slot_of, running = policy.pool, policy.slot_of, policy.running
     slots = dict(slot_of)
+    # the running requests that hold a slot: usually every one that holds a slot (no copy then)
+    keys = slots if slot_of.keys() <= running.keys() else running.keys() & slot_of.keys()
     if pool.caching:
         table = pool.table
         blocks = dict(zip(table, map(len, table.values())))

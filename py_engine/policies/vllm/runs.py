@@ -10,6 +10,8 @@ freed or looked up inside a run). Every number equals the policy stepped one pas
 (tests/vllm/test_policy.py, bench/vllm.py).
 """
 
+from operator import itemgetter
+
 from ...sim.exact import cdiv
 from .growth import Growth
 
@@ -53,7 +55,7 @@ class Runs:
         for order, (r, (n, samples)) in enumerate(step.items()):
             c0 = computed[r]
             c1 = c0 + j * n
-            if (c1 + bs - 1) // bs > (c0 + bs - 1) // bs:   # its blocks cover c0 already
+            if c1 - c0 > -c0 % bs:      # past its last block (its blocks cover c0 already)
                 pool.grow(r, c1)
             computed[r] = c1
             if samples:
@@ -127,7 +129,7 @@ class Runs:
             # a run's repeated steps are booked at once (_bulk), block by block: bound a run so
             # that booking stays a fraction of a second and the work cap can stop between runs
             # (any horizon gives the same decisions: the stepped benchmark is one pass a run)
-            k = max(1, BULK_TOKENS // max(1, sum(n for n, _ in self.step.values())))
+            k = max(1, BULK_TOKENS // max(1, sum(map(itemgetter(0), self.step.values()))))
             if self.h is None or self.h > k:
                 self.h = k
 
@@ -135,11 +137,19 @@ class Runs:
         """Passes the planned step can repeat before one would need more blocks than are free
         (None: it fits until a scheduled request's phase ends)."""
         free = self.pool.num_free()
-        slot_of, passes = self.slot_of, sim.passes
-        ends = (sim.phase_end(slot_of[r]) for r in self.step if r in slot_of)
-        kmax = min((e for e in ends if e is not None), default=passes + 1) - passes
         if self.sd:     # any bound past the run's end is safe: the core ends the run there
-            kmax = max(kmax, UNBOUNDED)
+            kmax = UNBOUNDED
+        else:           # the first phase end of a scheduled request
+            slot_of, phase_end, passes = self.slot_of, sim.phase_end, sim.passes
+            end = passes + 1
+            first = None
+            for r in self.step:
+                slot = slot_of.get(r)
+                if slot is not None:
+                    e = phase_end(slot)
+                    if e is not None and (first is None or e < first):
+                        first = e
+            kmax = (end if first is None else first) - passes
         demand = self._step_growth()        # blocks the next m steps allocate
         if kmax <= 1 or demand(kmax - 1) <= free:
             return None

@@ -299,7 +299,7 @@ class VLLM(Outputs, Steady, Runs, Policy):
                 n = budget
             ok = True
             # its blocks cover its computed tokens: only a step into a new block can fail
-            while (c + n + bs - 1) // bs > (c + bs - 1) // bs and not try_grow(r, c + n):
+            while n > -c % bs and not try_grow(r, c + n):
                 if self.fcfs:
                     v = running.pop()
                 else:

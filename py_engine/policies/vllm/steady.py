@@ -135,7 +135,9 @@ class Steady:
         end = self.num_prompt_tokens
         max_tokens, pool, bs = self.max_tokens, self.pool, self.bs
         held = pool.held
-        tokens, blocks = len(self.sd), self._sd_growth(1)
+        # the steady decoders' new blocks this step: those whose last block is full
+        grow_sd = self.sd_hist[-self.sd_steps % bs] if self.sd else 0
+        tokens, blocks = len(self.sd), grow_sd
         lingering, plan = 0, []
         for r in self.special:
             c, p = computed[r], placeholders[r]
@@ -152,7 +154,7 @@ class Steady:
                 blocks += grow
         if tokens >= self.budget or blocks > pool.num_free():
             return None
-        pool.free -= self._sd_growth(1)
+        pool.free -= grow_sd
         sched = {}
         for r, n in plan:
             pool.try_grow(r, computed[r] + n)
