@@ -206,7 +206,8 @@ class VLLM(Outputs, Steady, Runs, Policy):
                 self.unprocessed = None
             self._release(sim.now)
         self._after_schedule(sched)
-        free = pool.num_free()           # as vLLM reports it right after schedule()
+        # the free blocks as vLLM reports them right after schedule() (the tests' plan log)
+        free = pool.num_free() if self.plan_log is not None else None
         if self.unprocessed:
             self._update(self.unprocessed)
             self.unprocessed = None

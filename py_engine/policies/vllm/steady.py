@@ -175,12 +175,11 @@ class Steady:
         """The steady decoders by the free slots in their last block (None: there are none)."""
         if not self.sd:
             return None
-        bs, s = self.bs, self.sd_steps
-        out = [0] * bs
-        for g, count in enumerate(self.sd_hist):
-            if count:
-                out[-(g + s) % bs] += count      # computed tokens = a + sd_steps
-        return out
+        # a decoder of bucket g has a + sd_steps computed tokens, u = -(g + s) % bs free slots:
+        # out[u] = hist[(-s - u) % bs] = the reversed histogram rotated by (s - 1) % bs
+        rev = self.sd_hist[::-1]
+        r0 = (self.sd_steps - 1) % self.bs
+        return rev[r0:] + rev[:r0]
 
     def _sd_advance(self, steps, updates):
         """`steps` more steps scheduled for the steady decoders (their blocks taken), `updates`
