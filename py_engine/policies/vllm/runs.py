@@ -25,7 +25,16 @@ class Runs:
         """KV in use (tokens in allocated blocks, vLLM's KV usage) after k passes of this step."""
         if k <= 1:
             return self.pool.used() * self.bs
-        return (self.pool.used() + self._step_growth()(k - 1)) * self.bs
+        g, m = self.step_growth, k - 1
+        if g is not None:       # the horizon's search built it
+            extra = g(m)
+        else:                   # the steady decoders' Growth is the next _bulk's too (memo)
+            bs, computed = self.bs, self.num_computed_tokens
+            extra = self._sd_growth(m)
+            for r, (n, _) in self.step.items():
+                c = computed[r]
+                extra += -(-(c + m * n) // bs) + c // -bs
+        return (self.pool.used() + extra) * self.bs
 
     def _step_growth(self):
         """Blocks the planned step takes over its next m repeats (the steady decoders' too), a
