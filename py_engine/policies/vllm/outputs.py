@@ -90,6 +90,7 @@ class Outputs:
         for r in done:
             del self.running[r]
             self.special.pop(r, None)
+            self.need_total -= self._final_blocks(r)
         if sampled:
             self._progress()
 

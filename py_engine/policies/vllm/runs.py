@@ -145,7 +145,13 @@ class Runs:
     def _until_blocks_run_out(self, sim):
         """Passes the planned step can repeat before one would need more blocks than are free
         (None: it fits until a scheduled request's phase ends)."""
-        free = self.pool.num_free()
+        free, pool = self.pool.num_free(), self.pool
+        # no request ever holds more than its final blocks, and the tables hold at least the
+        # blocks in use (a shared block is in several): if the free blocks cover what the
+        # running requests may still take, no run of this step can run out (an O(1) check;
+        # a roomy pool then costs no walk)
+        if free >= self.need_total - pool.used():
+            return None
         if self.sd:     # any bound past the run's end is safe: the core ends the run there
             kmax = UNBOUNDED
         else:           # the first phase end of a scheduled request

@@ -102,6 +102,7 @@ class VLLM(Outputs, Steady, Runs, Policy):
                                       # link (fleet/disagg.py), until it is admitted
         self.thrown = {}              # recompute: request -> computed tokens it lost
         self.looked_up = [False] * n  # computed before (its own blocks may be cached)
+        self.need_total = 0           # sum of _final_blocks over the running list (runs.py)
         self.running = {}             # vLLM's running list, in order (async: with finished,
                                       # unprocessed); a dict: O(1) removal, insertion order
         self.waitq = WaitQueue(self.fcfs, self.prio, self.arrive)   # visible waiting requests
@@ -359,6 +360,7 @@ class VLLM(Outputs, Steady, Runs, Policy):
             self._admitted(r, len(hits) * bs, start)
             running[r] = None
             self.special[r] = None
+            self.need_total += self._final_blocks(r)
             sched[r] = n
             admitted[r] = start
             budget -= n
@@ -387,7 +389,12 @@ class VLLM(Outputs, Steady, Runs, Policy):
         self.num_computed_tokens[r] = start
         self.looked_up[r] = True
 
+    def _final_blocks(self, r):
+        """Blocks r holds when it has computed all but its last token (at most, ever)."""
+        return -(-(self.num_prompt_tokens[r] + self.max_tokens[r] - 1) // self.bs)
+
     def _preempt(self, v):
+        self.need_total -= self._final_blocks(v)
         if self.swap:
             blocks = self.pool.n_blocks(v)
             self.saved[v] = self.num_computed_tokens[v]
