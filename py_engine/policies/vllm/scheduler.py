@@ -333,12 +333,15 @@ class VLLM(Outputs, Steady, Runs, Policy):
         (with scheduler_reserve_full_isl: its whole sequence). -> (budget left, the blocked head
         or None)."""
         num_tokens, pool, bs = self.num_tokens, self.pool, self.bs
-        running, waitq = self.running, self.waitq
+        running, waitq, special = self.running, self.waitq, self.special
+        caching, full_fit, max_seqs = pool.caching, self.full_fit, self.max_seqs
         while budget > 0 and waitq:
-            if len(running) >= self.max_seqs:
+            if len(running) >= max_seqs:
                 break
             r = waitq.peek()
-            hits = pool.lookup(r, num_tokens[r]) if self._may_hit(r) else ()
+            # a lookup can find something only for shared-prefix requests and ones computed before
+            hits = (pool.lookup(r, num_tokens[r])
+                    if caching and (self.spans[r] is not None or self.looked_up[r]) else ())
             start = len(hits) * bs
             saved = self.saved.get(r)
             if saved is not None and saved > start:
@@ -350,32 +353,34 @@ class VLLM(Outputs, Steady, Runs, Policy):
                 n = threshold
             if n > budget:
                 n = budget
-            free = pool.num_free()
-            if (self.full_fit and pool.need(r, num_tokens[r], hits) > free) or \
-                    pool.need(r, start + n, hits) > free:
+            # need() grows with the tokens: with full-prompt admission the first chunk fits
+            # when the whole sequence does
+            if pool.need(r, num_tokens[r] if full_fit else start + n, hits) > pool.num_free():
                 return budget, r
             waitq.pop()
             pool.allocate(r, start + n, hits)
-            pool.cache(r, start + n, num_tokens[r])
+            if caching:
+                pool.cache(r, start + n, num_tokens[r])
             self._admitted(r, len(hits) * bs, start)
             running[r] = None
-            self.special[r] = None
+            special[r] = None
             self.need_total += self._final_blocks(r)
             sched[r] = n
             admitted[r] = start
             budget -= n
         return budget, None
 
-    def _may_hit(self, r):
-        """Can a lookup find anything? Only shared-prefix requests and ones computed before."""
-        return self.pool.caching and (self.spans[r] is not None or self.looked_up[r])
-
     def _admitted(self, r, hit, start):
-        key = "preempted_" if self.status[r] == PREEMPTED else ""
+        resumed = self.status[r] == PREEMPTED
         if self.prefix_caching:   # vLLM counts every lookup, also those that cannot hit
-            self.pc[key + "queries"] += self.num_tokens[r]
-            self.pc[key + "hits"] += hit
-        if not key:
+            pc = self.pc
+            if resumed:
+                pc["preempted_queries"] += self.num_tokens[r]
+                pc["preempted_hits"] += hit
+            else:
+                pc["queries"] += self.num_tokens[r]
+                pc["hits"] += hit
+        if not resumed:
             self.sim.record_prefix_hit(r, hit)
         saved = self.saved.pop(r, None)
         if saved is not None and start > hit:   # swap: the blocks the cache lost come back
