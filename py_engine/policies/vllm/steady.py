@@ -147,17 +147,18 @@ class Steady:
             n = num_tokens[r] + p - c
             if 0 < threshold < n:
                 n = threshold
-            plan.append((r, n))
             tokens += n
-            grow = cdiv(c + n, bs) - held[r]
+            grow = -(-(c + n) // bs) - held[r]
             if grow > 0:
                 blocks += grow
+            plan.append((r, n, grow))
         if tokens >= self.budget or blocks > pool.num_free():
             return None
         pool.free -= grow_sd
         sched = {}
-        for r, n in plan:
-            pool.try_grow(r, computed[r] + n)
+        for r, n, grow in plan:
+            if grow > 0:
+                pool.try_grow(r, computed[r] + n)
             sched[r] = n
         return sched, self.budget - tokens, lingering
 
