@@ -25,7 +25,11 @@ Async scheduling, the pool, exactness and our swap extension: the package's docs
 
 Event-driven: a step is planned exactly at every event; between events the same batch repeats and
 the core runs those steps as one run (runs.py); where nothing binds, only the requests whose state
-changes are touched (steady.py). Names follow vLLM's: num_computed_tokens,
+changes are touched (steady.py). With the prefix cache observable every running request is
+walked at each event (which block a request takes is observable there), but a walk skips what
+cannot change: the pool for a step within a request's last block, the core for a resident told
+the same tokens as before (`told`), the horizon's search when the free blocks cover every running
+request's final blocks (`need_total`). Names follow vLLM's: num_computed_tokens,
 num_tokens (prompt + outputs delivered), num_output_placeholders (async), max_tokens.
 
 vLLM never finishes some traces (priority scheduling on a tight pool without full-prompt

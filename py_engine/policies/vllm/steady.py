@@ -3,7 +3,7 @@
 Where nothing binds, most running requests are *steady decoders*: every step schedules them one
 token, which they sample, and nothing else about them changes. Walking them at every event made an
 event cost grow with the running list (20,000 requests on 4,096 slots: about 100x continuous
-batching's CPU; kept apart, about 8x: bench/vllm.py nothing_binds). Here they are kept apart:
+batching's CPU; kept apart, about 4.5-5x: bench/vllm.py nothing_binds). Here they are kept apart:
 
     num_computed_tokens = a[r] + self.sd_steps     (sd_steps: steps scheduled since)
     num_tokens          = b[r] + self.sd_updates   (sd_updates: steps whose outputs were processed)
@@ -20,6 +20,11 @@ Only with block counts (block_pool.CountingPool: prefix caching off, or not obse
 prefix cache on, which block a request takes is observable, and every step is walked as before.
 A request leaves the steady set when it would linger (async: its last token in flight) or finish
 (sync), at the very step, from heaps keyed by those counters.
+
+What an event still costs where nothing binds: the special requests (each request is special at
+about 3-4 plans: its admission, its first decode, its last token in flight, its finish), O(1) for
+the steady set (the histogram bucket whose last block is full gives one step's new blocks), and
+one Growth (O(block_size)) when a run of several steps ends.
 """
 
 import heapq
