@@ -30,14 +30,14 @@ def brute_cached_free(pool):
 
 @pytest.mark.parametrize("case", CASES, ids=range(len(CASES)))
 def test_every_sample_is_the_pool_at_its_pass(case, monkeypatch):
-    checked = []
+    checked, now = [], {}
     take = block_view.BlockSamples.take
 
     def checking_take(self, p, pool, holders):
-        holders = list(holders)
         assert pool.cached_free == brute_cached_free(pool)
         if pool.total is not None:
             assert pool.used() + pool.num_free() == pool.total
+        now[p] = sorted((slot, r, b) for r, slot, b in holders() if b)   # the rows at pass p
         checked.append(p)
         return take(self, p, pool, holders)
 
@@ -55,6 +55,8 @@ def test_every_sample_is_the_pool_at_its_pass(case, monkeypatch):
                         h["blocks"][k:k + s["holders"][i]]))
         k += s["holders"][i]
         assert len(rows) <= slots and [x[1] for x in rows] == sorted(x[1] for x in rows)
+        # the holders are resolved when the document is built: they must be pass p's, not later
+        assert [(slot, r, b) for r, slot, b in rows] == now[s["pass"][i]]
         assert all(b > 0 for *_, b in rows)
         tables = sum(b for *_, b in rows)
         assert tables >= s["used"][i] or kb["total"] is None   # shared prefix blocks: in each table

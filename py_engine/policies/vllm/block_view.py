@@ -13,6 +13,35 @@ def sample_cap(max_seqs):
     return max(16, min(SAMPLE_CAP, HOLDER_CAP // max(1, max_seqs)))
 
 
+def holders(policy):
+    """The running requests' (request, slot, blocks) at this moment, as a callable: the state is
+    copied now by C-level copies, the rows are built only when called (most samples are thinned
+    away before the document is built, and building rows walks every running request)."""
+    pool, slot_of, running = policy.pool, policy.slot_of, policy.running
+    slots = dict(slot_of)
+    # the running requests that hold a slot: usually every one that holds a slot (no copy then)
+    keys = slots if slot_of.keys() <= running.keys() else running.keys() & slot_of.keys()
+    if pool.caching:
+        table = pool.table
+        blocks = dict(zip(table, map(len, table.values())))
+        steady, s = None, 0
+    else:
+        blocks = dict(pool.held)      # stale for the steady decoders: theirs follow from sd
+        steady, s = (dict(policy.sd), policy.sd_steps) if policy.sd else (None, 0)
+    bs = policy.bs
+
+    def rows():
+        out = []
+        for r in keys:
+            if steady is not None and r in steady:
+                b = -(-(steady[r][0] + s) // bs)     # computed tokens = a + sd_steps
+            else:
+                b = blocks.get(r, 0)
+            out.append((r, slots[r], b))
+        return out
+    return rows
+
+
 class BlockSamples:
     """The pool over a run, for the page's block view, bounded: at most `cap` samples spread over
     the run (when full, every other one goes and the spacing doubles), each the pool right after a
@@ -23,16 +52,15 @@ class BlockSamples:
     def __init__(self, cap, block_size, total):
         self.cap, self.block_size, self.total = cap, block_size, total
         self.stride, self.next = 1, 1
-        self.rows = []                   # (pass, used, cached_free, free, [(request, slot, blocks)])
+        self.rows = []                   # (pass, used, cached_free, free, holders())
 
     def take(self, p, pool, holders):
-        """Sample pass p if it is due; holders: (request, slot) of the running requests."""
+        """Sample pass p if it is due; holders: a callable -> (request, slot, blocks) of the
+        running requests at pass p (block_view.holders), called if the sample is kept."""
         if p < self.next:
             return
         free = None if self.total is None else pool.num_free()
-        hs = sorted((slot, r, pool.n_blocks(r)) for r, slot in holders)
-        self.rows.append((p, pool.used(), pool.cached_free, free,
-                          [(r, slot, b) for slot, r, b in hs if b]))
+        self.rows.append((p, pool.used(), pool.cached_free, free, holders))
         self.next = p + self.stride
         if len(self.rows) > self.cap:
             self.rows = self.rows[::2]
@@ -43,13 +71,14 @@ class BlockSamples:
         """The samples as the result's `kv_blocks` (column lists: bounded, plain JSON)."""
         cols = {n: [] for n in records.names(records.KV_SAMPLE)}
         hold = {n: [] for n in records.names(records.KV_HOLDER)}
-        for p, used, cached, free, hs in self.rows:
+        for p, used, cached, free, holders in self.rows:
+            hs = sorted((slot, r, b) for r, slot, b in holders() if b)
             cols["pass"].append(p)
             cols["used"].append(used)
             cols["cached_free"].append(cached)
             cols["free"].append(free)
             cols["holders"].append(len(hs))
-            for r, slot, b in hs:
+            for slot, r, b in hs:
                 hold["request"].append(r)
                 hold["slot"].append(slot)
                 hold["blocks"].append(b)

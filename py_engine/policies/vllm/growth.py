@@ -12,6 +12,8 @@ N q + #(u < t): a table of bs counts answers any m.
 True
 """
 
+from itertools import accumulate
+
 
 class Growth:
     """Growth(bs, [(computed, tokens a step)]) -> a callable: m -> blocks taken in m steps."""
@@ -27,11 +29,9 @@ class Growth:
                 hist[-c % bs] += 1
             else:
                 self.others.append((c, n))
-        self.below, acc = [], 0          # below[t] = decoders with u < t
-        for count in hist:
-            self.below.append(acc)
-            acc += count
-        self.decoders = acc
+        self.below = [0]                 # below[t] = decoders with u < t
+        self.below += accumulate(hist[:-1])
+        self.decoders = self.below[-1] + hist[-1]
 
     def __call__(self, m):
         if m <= 0:

@@ -19,12 +19,15 @@ class Outputs:
         if self.sd:
             step.sd = True
             self.sd_steps += 1
+        async_ = self.async_
         for r, n in sched.items():
-            samples = computed[r] + n >= num_tokens[r] + placeholders[r]
-            computed[r] += n
+            c = computed[r] + n
+            p = placeholders[r]
+            samples = c >= num_tokens[r] + p
+            computed[r] = c
             inflight[r] += n
-            if samples and self.async_:
-                placeholders[r] += 1
+            if samples and async_:
+                placeholders[r] = p + 1
             step[r] = (n, samples)
         if self.lazy and not self.async_:       # sync: steady from this step on
             for r, (n, samples) in list(step.items()):
@@ -58,18 +61,22 @@ class Outputs:
             is_stale = stale[r] > 0
             if is_stale:
                 stale[r] -= n
-            if status[r] == FINISHED or not samples:
+            if not samples:
+                continue
+            st = status[r]
+            if st == FINISHED:
                 continue
             sampled = True
-            had_placeholder = placeholders[r] > 0
-            num_tokens[r] += 1
-            if not is_stale and had_placeholder:
-                placeholders[r] -= 1
-            if (not is_stale and status[r] == RUNNING and had_placeholder and caching
-                    and (computed[r] - inflight[r]) // bs > n_cached.get(r, 0)):
-                pool.cache(r, computed[r] - inflight[r], num_tokens[r])
-            if num_tokens[r] - prompt[r] == max_tokens[r]:
-                if status[r] == RUNNING:
+            p = placeholders[r]
+            t = num_tokens[r] = num_tokens[r] + 1
+            if not is_stale and p > 0:
+                placeholders[r] = p - 1
+                if caching and st == RUNNING:
+                    done_tokens = computed[r] - inflight[r]
+                    if done_tokens // bs > n_cached.get(r, 0):
+                        pool.cache(r, done_tokens, t)
+            if t - prompt[r] == max_tokens[r]:
+                if st == RUNNING:
                     done.append(r)
                 else:                     # preempted with its last token in flight
                     self.waitq.remove(r)
@@ -83,6 +90,7 @@ class Outputs:
         for r in done:
             del self.running[r]
             self.special.pop(r, None)
+            self.need_total -= self._final_blocks(r)
         if sampled:
             self._progress()
 
@@ -90,6 +98,7 @@ class Outputs:
         self.status[r] = FINISHED
         self.pool.free_request(r, True)
         self.slot_of.pop(r, None)
+        self.told.pop(r, None)
         self.saved.pop(r, None)
         self.thrown.pop(r, None)
 

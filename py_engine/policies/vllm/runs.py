@@ -10,6 +10,8 @@ freed or looked up inside a run). Every number equals the policy stepped one pas
 (tests/vllm/test_policy.py, bench/vllm.py).
 """
 
+from operator import itemgetter
+
 from ...sim.exact import cdiv
 from .growth import Growth
 
@@ -23,10 +25,27 @@ class Runs:
         """KV in use (tokens in allocated blocks, vLLM's KV usage) after k passes of this step."""
         if k <= 1:
             return self.pool.used() * self.bs
-        bs, computed = self.bs, self.num_computed_tokens
-        extra = sum(cdiv(computed[r] + (k - 1) * n, bs) - cdiv(computed[r], bs)
-                    for r, (n, _) in self.step.items()) + self._sd_growth(k - 1)
-        return (self.pool.used() + extra) * bs
+        g, m = self.step_growth, k - 1
+        if g is not None:       # the horizon's search built it
+            extra = g(m)
+        else:                   # the steady decoders' Growth is the next _bulk's too (memo)
+            bs, computed = self.bs, self.num_computed_tokens
+            extra = self._sd_growth(m)
+            for r, (n, _) in self.step.items():
+                c = computed[r]
+                extra += -(-(c + m * n) // bs) + c // -bs
+        return (self.pool.used() + extra) * self.bs
+
+    def _step_growth(self):
+        """Blocks the planned step takes over its next m repeats (the steady decoders' too), a
+        Growth built once per planned step (the horizon's search and kv_after share it)."""
+        g = self.step_growth
+        if g is None:
+            computed = self.num_computed_tokens
+            g = self.step_growth = Growth(
+                self.bs, [(computed[r], n) for r, (n, _) in self.step.items()],
+                self._sd_by_free())
+        return g
 
     def _bulk(self, j):
         """Steps 2..j+1 of the run that just ended repeated the planned one: computed tokens,
@@ -37,19 +56,25 @@ class Runs:
         pool, bs, step = self.pool, self.bs, self.step
         late = self.async_          # an async decode's blocks are cached one step later
         fills = []                  # (order, request, first block to cache, end, c0, n, samples)
-        if step.sd:
+        caching = pool.caching
+        n_cached = pool.n_cached if caching else None
+        sampled = step.sd
+        if sampled:
             self._sd_advance(j, j)
         for order, (r, (n, samples)) in enumerate(step.items()):
             c0 = computed[r]
             c1 = c0 + j * n
-            pool.grow(r, c1)
+            if c1 - c0 > -c0 % bs:      # past its last block (its blocks cover c0 already)
+                pool.grow(r, c1)
             computed[r] = c1
             if samples:
+                sampled = True
                 num_tokens[r] += j
-            if pool.caching:
+            if caching:
                 upto = c1 - 1 if (late and samples) else c1
-                full = min(upto, num_tokens[r] - num_tokens[r] % bs) // bs
-                first = pool.n_cached.get(r, 0)
+                known = num_tokens[r] - num_tokens[r] % bs
+                full = (upto if upto < known else known) // bs
+                first = n_cached.get(r, 0)
                 if full > first:
                     fills.append((order, r, first, full, c0, n, samples))
         if fills:
@@ -58,7 +83,7 @@ class Runs:
             else:               # no key twice: the order blocks are cached in cannot matter
                 for _, r, _, full, *_ in fills:
                     pool.cache(r, full * bs, num_tokens[r])
-        if step.sd or any(s for _, s in step.values()):
+        if sampled:
             self._progress()
 
     def _same_keys(self, fills):
@@ -96,6 +121,7 @@ class Runs:
 
     def _set_horizon(self, sched, preempted, info):
         lingering, blocked, budget = info
+        self.step_growth = None         # the step was just planned
         sim = self.sim
         running = len(self.running)
         self.wants = (running + len(self.waitq) <= 1
@@ -112,21 +138,34 @@ class Runs:
             # a run's repeated steps are booked at once (_bulk), block by block: bound a run so
             # that booking stays a fraction of a second and the work cap can stop between runs
             # (any horizon gives the same decisions: the stepped benchmark is one pass a run)
-            k = max(1, BULK_TOKENS // max(1, sum(n for n, _ in self.step.values())))
+            k = max(1, BULK_TOKENS // max(1, sum(map(itemgetter(0), self.step.values()))))
             if self.h is None or self.h > k:
                 self.h = k
 
     def _until_blocks_run_out(self, sim):
         """Passes the planned step can repeat before one would need more blocks than are free
         (None: it fits until a scheduled request's phase ends)."""
-        free, computed = self.pool.num_free(), self.num_computed_tokens
-        slot_of, passes = self.slot_of, sim.passes
-        ends = (sim.phase_end(slot_of[r]) for r in self.step if r in slot_of)
-        kmax = min((e for e in ends if e is not None), default=passes + 1) - passes
+        free, pool = self.pool.num_free(), self.pool
+        # no request ever holds more than its final blocks, and the tables hold at least the
+        # blocks in use (a shared block is in several): if the free blocks cover what the
+        # running requests may still take, no run of this step can run out (an O(1) check;
+        # a roomy pool then costs no walk)
+        if free >= self.need_total - pool.used():
+            return None
         if self.sd:     # any bound past the run's end is safe: the core ends the run there
-            kmax = max(kmax, UNBOUNDED)
-        demand = Growth(self.bs, [(computed[r], n) for r, (n, _) in self.step.items()],
-                        self._sd_by_free())         # blocks the next m steps allocate
+            kmax = UNBOUNDED
+        else:           # the first phase end of a scheduled request
+            slot_of, phase_end, passes = self.slot_of, sim.phase_end, sim.passes
+            end = passes + 1
+            first = None
+            for r in self.step:
+                slot = slot_of.get(r)
+                if slot is not None:
+                    e = phase_end(slot)
+                    if e is not None and (first is None or e < first):
+                        first = e
+            kmax = (end if first is None else first) - passes
+        demand = self._step_growth()        # blocks the next m steps allocate
         if kmax <= 1 or demand(kmax - 1) <= free:
             return None
         lo, hi = 0, kmax - 1     # demand(lo) <= free < demand(hi)

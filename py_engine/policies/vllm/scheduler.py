@@ -25,7 +25,11 @@ Async scheduling, the pool, exactness and our swap extension: the package's docs
 
 Event-driven: a step is planned exactly at every event; between events the same batch repeats and
 the core runs those steps as one run (runs.py); where nothing binds, only the requests whose state
-changes are touched (steady.py). Names follow vLLM's: num_computed_tokens,
+changes are touched (steady.py). With the prefix cache observable every running request is
+walked at each event (which block a request takes is observable there), but a walk skips what
+cannot change: the pool for a step within a request's last block, the core for a resident told
+the same tokens as before (`told`), the horizon's search when the free blocks cover every running
+request's final blocks (`need_total`). Names follow vLLM's: num_computed_tokens,
 num_tokens (prompt + outputs delivered), num_output_placeholders (async), max_tokens.
 
 vLLM never finishes some traces (priority scheduling on a tight pool without full-prompt
@@ -43,7 +47,7 @@ from ...workload.blocks import chains
 from ..base import Policy, register
 from .block_keys import shared_spans, span_of
 from .block_pool import CountingPool, PrefixCachePool
-from .block_view import BlockSamples, sample_cap
+from .block_view import BlockSamples, holders, sample_cap
 from .livelock import check_livelock
 from .outputs import Outputs
 from .runs import Runs
@@ -102,15 +106,18 @@ class VLLM(Outputs, Steady, Runs, Policy):
                                       # link (fleet/disagg.py), until it is admitted
         self.thrown = {}              # recompute: request -> computed tokens it lost
         self.looked_up = [False] * n  # computed before (its own blocks may be cached)
+        self.need_total = 0           # sum of _final_blocks over the running list (runs.py)
         self.running = {}             # vLLM's running list, in order (async: with finished,
                                       # unprocessed); a dict: O(1) removal, insertion order
         self.waitq = WaitQueue(self.fcfs, self.prio, self.arrive)   # visible waiting requests
         self.arrived = deque()        # released by the core, not yet visible (async)
         self.slot_of = {}
+        self.told = {}                # request -> the tokens its resident was last given (_apply)
         self.step = Step()            # the planned step: {request: (tokens, samples)}
         self.unprocessed = None       # async: the step whose outputs are not processed yet
         self.plan_passes = 0          # sim.passes when the step was planned
         self.h = None                 # horizon of the planned step
+        self.step_growth = None       # its blocks over m repeats (runs.Runs._step_growth)
         self.wants = True
         self.last_progress = 0        # pass of the last sampled token
         self.seen = {}                # livelock detection: state digest -> pass
@@ -122,6 +129,8 @@ class VLLM(Outputs, Steady, Runs, Policy):
         self.plan_log = None          # tests: a list to record every planned step into
         self.samples = BlockSamples(sample_cap(self.max_seqs), bs, total)
         self._init_steady(isinstance(self.pool, CountingPool))
+        if not self.lazy:
+            self.special = self.running   # every running request is special: one dict
 
     def grow(self):
         """A fleet's router sent request r: its state, as __init__ gives every request."""
@@ -202,7 +211,8 @@ class VLLM(Outputs, Steady, Runs, Policy):
                 self.unprocessed = None
             self._release(sim.now)
         self._after_schedule(sched)
-        free = pool.num_free()           # as vLLM reports it right after schedule()
+        # the free blocks as vLLM reports them right after schedule() (the tests' plan log)
+        free = pool.num_free() if self.plan_log is not None else None
         if self.unprocessed:
             self._update(self.unprocessed)
             self.unprocessed = None
@@ -210,11 +220,7 @@ class VLLM(Outputs, Steady, Runs, Policy):
         self.plan_passes = sim.passes
         self._set_horizon(sched, preempted, info)
         if (sched or self.sd) and self.samples.next <= sim.passes + 1:
-            slot_of = self.slot_of
-            if self.sd:
-                self._sd_refresh_blocks()
-            self.samples.take(sim.passes + 1, pool,
-                              ((r, slot_of[r]) for r in self.running if r in slot_of))
+            self.samples.take(sim.passes + 1, pool, holders(self))
         if self.plan_log is not None:
             tokens = {**self._sd_tokens(), **sched}      # the steady decoders: one token each
             self.plan_log.append({"pass": sim.passes + 1, "tokens": tokens,
@@ -264,8 +270,11 @@ class VLLM(Outputs, Steady, Runs, Policy):
         running = list(self.running)
         budget, lingering = self._schedule_running(running, sched, preempted, self.budget,
                                                    threshold)
-        self.running = dict.fromkeys(running)
-        self.special = dict.fromkeys(running)
+        if self.lazy:            # the materialized decoders are special again, in running order
+            self.running = dict.fromkeys(running)
+            self.special = dict.fromkeys(running)
+        elif preempted:          # without steady decoders every running request is special
+            self.running = self.special = dict.fromkeys(running)
         admitted, blocked = {}, None
         if not preempted:    # vLLM admits nobody in a step that preempted
             budget, blocked = self._schedule_waiting(sched, admitted, budget, threshold)
@@ -295,7 +304,8 @@ class VLLM(Outputs, Steady, Runs, Policy):
             if n > budget:
                 n = budget
             ok = True
-            while not try_grow(r, c + n):
+            # its blocks cover its computed tokens: only a step into a new block can fail
+            while n > -c % bs and not try_grow(r, c + n):
                 if self.fcfs:
                     v = running.pop()
                 else:
@@ -327,12 +337,15 @@ class VLLM(Outputs, Steady, Runs, Policy):
         (with scheduler_reserve_full_isl: its whole sequence). -> (budget left, the blocked head
         or None)."""
         num_tokens, pool, bs = self.num_tokens, self.pool, self.bs
-        running, waitq = self.running, self.waitq
+        running, waitq, special = self.running, self.waitq, self.special
+        caching, full_fit, max_seqs = pool.caching, self.full_fit, self.max_seqs
         while budget > 0 and waitq:
-            if len(running) >= self.max_seqs:
+            if len(running) >= max_seqs:
                 break
             r = waitq.peek()
-            hits = pool.lookup(r, num_tokens[r]) if self._may_hit(r) else ()
+            # a lookup can find something only for shared-prefix requests and ones computed before
+            hits = (pool.lookup(r, num_tokens[r])
+                    if caching and (self.spans[r] is not None or self.looked_up[r]) else ())
             start = len(hits) * bs
             saved = self.saved.get(r)
             if saved is not None and saved > start:
@@ -344,31 +357,34 @@ class VLLM(Outputs, Steady, Runs, Policy):
                 n = threshold
             if n > budget:
                 n = budget
-            free = pool.num_free()
-            if (self.full_fit and pool.need(r, num_tokens[r], hits) > free) or \
-                    pool.need(r, start + n, hits) > free:
+            # need() grows with the tokens: with full-prompt admission the first chunk fits
+            # when the whole sequence does
+            if pool.need(r, num_tokens[r] if full_fit else start + n, hits) > pool.num_free():
                 return budget, r
             waitq.pop()
             pool.allocate(r, start + n, hits)
-            pool.cache(r, start + n, num_tokens[r])
+            if caching:
+                pool.cache(r, start + n, num_tokens[r])
             self._admitted(r, len(hits) * bs, start)
             running[r] = None
-            self.special[r] = None
+            special[r] = None
+            self.need_total += self._final_blocks(r)
             sched[r] = n
             admitted[r] = start
             budget -= n
         return budget, None
 
-    def _may_hit(self, r):
-        """Can a lookup find anything? Only shared-prefix requests and ones computed before."""
-        return self.pool.caching and (self.spans[r] is not None or self.looked_up[r])
-
     def _admitted(self, r, hit, start):
-        key = "preempted_" if self.status[r] == PREEMPTED else ""
+        resumed = self.status[r] == PREEMPTED
         if self.prefix_caching:   # vLLM counts every lookup, also those that cannot hit
-            self.pc[key + "queries"] += self.num_tokens[r]
-            self.pc[key + "hits"] += hit
-        if not key:
+            pc = self.pc
+            if resumed:
+                pc["preempted_queries"] += self.num_tokens[r]
+                pc["preempted_hits"] += hit
+            else:
+                pc["queries"] += self.num_tokens[r]
+                pc["hits"] += hit
+        if not resumed:
             self.sim.record_prefix_hit(r, hit)
         saved = self.saved.pop(r, None)
         if saved is not None and start > hit:   # swap: the blocks the cache lost come back
@@ -382,7 +398,12 @@ class VLLM(Outputs, Steady, Runs, Policy):
         self.num_computed_tokens[r] = start
         self.looked_up[r] = True
 
+    def _final_blocks(self, r):
+        """Blocks r holds when it has computed all but its last token (at most, ever)."""
+        return -(-(self.num_prompt_tokens[r] + self.max_tokens[r] - 1) // self.bs)
+
     def _preempt(self, v):
+        self.need_total -= self._final_blocks(v)
         if self.swap:
             blocks = self.pool.n_blocks(v)
             self.saved[v] = self.num_computed_tokens[v]
@@ -400,27 +421,37 @@ class VLLM(Outputs, Steady, Runs, Policy):
     # ------------------------------------------------------------ the step -> the core
     def _apply(self, sched, preempted, admitted):
         sim, slot_of = self.sim, self.slot_of
+        told = self.told
         for v in preempted:
+            told.pop(v, None)
             slot = slot_of.pop(v, None)
             if slot is not None:
                 sim.evict(slot)
             else:        # async: preempted while its last token was in flight
                 sim.count_preemption(v)
         # the steady decoders go on as they are; requests that became steady in this step are
-        # in sched (a paused one is unpaused)
-        for r in chain(self.special, [r for r in sched if r not in self.special]):
+        # in sched (a paused one is unpaused). A request told the same tokens as last time is
+        # skipped: its resident's chunk is those tokens, and schedule_tokens would do nothing
+        special = self.special
+        for r in chain(special, [r for r in sched if r not in special] if self.lazy else ()):
+            n = sched.get(r)
+            if n is not None and told.get(r) == n:
+                continue
             slot = slot_of.get(r)
             if slot is None or r in admitted:
                 continue
             if sim.occupant(slot) != r:   # finished, its output not processed yet
                 continue
-            n = sched.get(r)
             if n is None:
                 sim.pause(slot)
+                told.pop(r, None)
             else:
                 sim.schedule_tokens(slot, n)
+                told[r] = n
+        num_tokens = self.num_tokens
         for r, start in admitted.items():
-            slot_of[r] = sim.admit(r, sched[r], prefill=self.num_tokens[r] - start, kv0=start)
+            n = told[r] = sched[r]
+            slot_of[r] = sim.admit(r, n, prefill=num_tokens[r] - start, kv0=start)
         if self.swap_extra:
             sim.add_cost(self.swap_extra)
             self.swap_extra = 0

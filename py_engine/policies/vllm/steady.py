@@ -3,7 +3,7 @@
 Where nothing binds, most running requests are *steady decoders*: every step schedules them one
 token, which they sample, and nothing else about them changes. Walking them at every event made an
 event cost grow with the running list (20,000 requests on 4,096 slots: about 100x continuous
-batching's CPU; kept apart, about 8x: bench/vllm.py nothing_binds). Here they are kept apart:
+batching's CPU; kept apart, about 4.5-5x: bench/vllm.py nothing_binds). Here they are kept apart:
 
     num_computed_tokens = a[r] + self.sd_steps     (sd_steps: steps scheduled since)
     num_tokens          = b[r] + self.sd_updates   (sd_updates: steps whose outputs were processed)
@@ -20,6 +20,11 @@ Only with block counts (block_pool.CountingPool: prefix caching off, or not obse
 prefix cache on, which block a request takes is observable, and every step is walked as before.
 A request leaves the steady set when it would linger (async: its last token in flight) or finish
 (sync), at the very step, from heaps keyed by those counters.
+
+What an event still costs where nothing binds: the special requests (each request is special at
+about 3-4 plans: its admission, its first decode, its last token in flight, its finish), O(1) for
+the steady set (the histogram bucket whose last block is full gives one step's new blocks), and
+one Growth (O(block_size)) when a run of several steps ends.
 """
 
 import heapq
@@ -135,7 +140,9 @@ class Steady:
         end = self.num_prompt_tokens
         max_tokens, pool, bs = self.max_tokens, self.pool, self.bs
         held = pool.held
-        tokens, blocks = len(self.sd), self._sd_growth(1)
+        # the steady decoders' new blocks this step: those whose last block is full
+        grow_sd = self.sd_hist[-self.sd_steps % bs] if self.sd else 0
+        tokens, blocks = len(self.sd), grow_sd
         lingering, plan = 0, []
         for r in self.special:
             c, p = computed[r], placeholders[r]
@@ -145,17 +152,18 @@ class Steady:
             n = num_tokens[r] + p - c
             if 0 < threshold < n:
                 n = threshold
-            plan.append((r, n))
             tokens += n
-            grow = cdiv(c + n, bs) - held[r]
+            grow = -(-(c + n) // bs) - held[r]
             if grow > 0:
                 blocks += grow
+            plan.append((r, n, grow))
         if tokens >= self.budget or blocks > pool.num_free():
             return None
-        pool.free -= self._sd_growth(1)
+        pool.free -= grow_sd
         sched = {}
-        for r, n in plan:
-            pool.try_grow(r, computed[r] + n)
+        for r, n, grow in plan:
+            if grow > 0:
+                pool.try_grow(r, computed[r] + n)
             sched[r] = n
         return sched, self.budget - tokens, lingering
 
@@ -173,12 +181,11 @@ class Steady:
         """The steady decoders by the free slots in their last block (None: there are none)."""
         if not self.sd:
             return None
-        bs, s = self.bs, self.sd_steps
-        out = [0] * bs
-        for g, count in enumerate(self.sd_hist):
-            if count:
-                out[-(g + s) % bs] += count      # computed tokens = a + sd_steps
-        return out
+        # a decoder of bucket g has a + sd_steps computed tokens, u = -(g + s) % bs free slots:
+        # out[u] = hist[(-s - u) % bs] = the reversed histogram rotated by (s - 1) % bs
+        rev = self.sd_hist[::-1]
+        r0 = (self.sd_steps - 1) % self.bs
+        return rev[r0:] + rev[:r0]
 
     def _sd_advance(self, steps, updates):
         """`steps` more steps scheduled for the steady decoders (their blocks taken), `updates`
@@ -187,12 +194,6 @@ class Steady:
             self.pool.free -= self._sd_growth(steps)
         self.sd_steps += steps
         self.sd_updates += updates
-
-    def _sd_refresh_blocks(self):
-        """The pool's per-request counts of the steady decoders, for a block-view sample."""
-        bs, s, held = self.bs, self.sd_steps, self.pool.held
-        for r, (a, _, _) in self.sd.items():
-            held[r] = cdiv(a + s, bs)
 
     def _sd_tokens(self):
         """{request: 1} of the steady decoders (tests' plan log)."""
