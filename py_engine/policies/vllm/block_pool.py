@@ -267,12 +267,12 @@ class PrefixCachePool:
             hb, base = self.keys.hb, NODE_BASE
 
             def key(b):
-                return b * KEY_SPACE + 2 * (base + nodes[((b + 1) * bs - 1) // hb]) + 1
+                return (2 * (base + nodes[((b + 1) * bs - 1) // hb]) + 1) * KEY_SPACE + b
         else:
-            own = 2 * span[0] + 1
+            own = (2 * span[0] + 1) * KEY_SPACE
 
             def key(b):
-                return b * KEY_SPACE + own
+                return own + b
         if maxb == 0 or key(0) not in cached:
             return 0
         if key(maxb - 1) in cached:
