@@ -401,6 +401,19 @@ class PrefixCachePool:
         """A table's cached blocks that other tables hold too lose one holder and stay; ->
         (blocks, keys) of the others, which are freed."""
         shared = self.shared
+        # Usually the shared ones are a prefix of the table (a hit is a prefix run of keys):
+        # then one pass over the rest instead of a flag per block.
+        m, n = 0, len(blocks)
+        while m < n and blocks[m] in shared:
+            m += 1
+        if shared.keys().isdisjoint(blocks[m:]):
+            for b in blocks[:m]:
+                c = shared[b]
+                if c == 1:
+                    del shared[b]
+                else:
+                    shared[b] = c - 1
+            return blocks[m:], keys[m:]
         held = list(map(shared.__contains__, blocks))
         for b in compress(blocks, held):
             n = shared[b]
