@@ -22,8 +22,9 @@ one tag's blocks are consecutive ints (consecutive slots), and an odd multiplier
 tags over the low bits.
 """
 
-KEY_SPACE = 0x9E3779B1     # keys: (2 * prefix_id + 1 | 2 * request) * KEY_SPACE + block; odd,
-                           # above any block index (2.6e9 blocks)
+KEY_SPACE = 0x4F1BBCD      # keys: (2 * prefix_id + 1 | 2 * request) * KEY_SPACE + block; odd,
+                           # above any block index (82.9M; a request has at most 11M tokens),
+                           # and small enough that keys stay below 2**60 (two int digits)
 NODE_BASE = 1 << 31        # ... or 2 * (NODE_BASE + hash-id node) + 1
 ALL = float("inf")         # a span that continues its stream with the outputs
 
