@@ -35,7 +35,7 @@ and only counts matter.
 
 from collections import deque
 from itertools import compress, repeat
-from operator import not_
+from operator import le, not_
 
 from ...sim.exact import cdiv
 from .block_keys import KEY_SPACE, NODE_BASE, ALL, BlockKeys
@@ -295,7 +295,7 @@ class PrefixCachePool:
         if not hits:
             return new
         at, head = self.queue.at, self.queue.head
-        return new + sum(map(head.__le__, map(at.__getitem__, hits)))
+        return new + sum(map(le, repeat(head), map(at.__getitem__, hits)))
 
     def allocate(self, rid, num_tokens, hits=()):
         """A waiting request's admission: touch the hits, then blocks for num_tokens in all."""

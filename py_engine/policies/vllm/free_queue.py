@@ -20,6 +20,7 @@ exactly when at[block] >= head (one that holds none is never asked: no prefix hi
 import heapq
 from collections import deque
 from itertools import count, repeat
+from operator import setitem
 
 UNLIMITED = 1 << 62        # never-used blocks of an unlimited pool
 COMPACT = 4096             # consumed back entries dropped at once, at least
@@ -123,10 +124,12 @@ class FreeQueue:
         if not blocks:
             return
         start = self.base + len(self.back)
+        # operator.setitem, not at.__setitem__: a builtin called without a method wrapper (~1/3
+        # less per block, measured)
         if unhashed:
-            deque(map(self.at.__setitem__, blocks[unhashed:], count(start + unhashed)), 0)
+            deque(map(setitem, repeat(self.at), blocks[unhashed:], count(start + unhashed)), 0)
         else:
-            deque(map(self.at.__setitem__, blocks, count(start)), 0)
+            deque(map(setitem, repeat(self.at), blocks, count(start)), 0)
         self.back += blocks
         self.back_keys += keys
         self.n_back += len(blocks)
