@@ -263,27 +263,36 @@ class PrefixCachePool:
         maxb = (prompt - 1) // bs
         if span[1] != ALL:
             maxb = min(maxb, span[1] // bs)
-        if nodes is not None:
-            hb, base = self.keys.hb, NODE_BASE
-
-            def key(b):
-                return (2 * (base + nodes[((b + 1) * bs - 1) // hb]) + 1) * KEY_SPACE + b
-        else:
-            own = (2 * span[0] + 1) * KEY_SPACE
-
-            def key(b):
-                return own + b
-        if maxb == 0 or key(0) not in cached:
+        if maxb == 0:
             return 0
-        if key(maxb - 1) in cached:
-            return maxb * bs
-        lo, hi = 1, maxb          # block lo - 1 is cached, block hi - 1 is not
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if key(mid - 1) in cached:
-                lo = mid
-            else:
-                hi = mid
+        # block b's key inline (no closure call per probe: the router asks every replica about
+        # every request): its hash block's node's tag, or its stream's, then + b
+        if nodes is not None:
+            hb, base, ks = self.keys.hb, NODE_BASE, KEY_SPACE
+            if (2 * (base + nodes[(bs - 1) // hb]) + 1) * ks not in cached:
+                return 0
+            if (2 * (base + nodes[(maxb * bs - 1) // hb]) + 1) * ks + maxb - 1 in cached:
+                return maxb * bs
+            lo, hi = 1, maxb      # block lo - 1 is cached, block hi - 1 is not
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if (2 * (base + nodes[(mid * bs - 1) // hb]) + 1) * ks + mid - 1 in cached:
+                    lo = mid
+                else:
+                    hi = mid
+        else:
+            own = (2 * span[0] + 1) * KEY_SPACE - 1      # + b + 1: block b's key
+            if own + 1 not in cached:
+                return 0
+            if own + maxb in cached:
+                return maxb * bs
+            lo, hi = 1, maxb
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if own + mid in cached:
+                    lo = mid
+                else:
+                    hi = mid
         self.ops += maxb.bit_length()
         return lo * bs
 
