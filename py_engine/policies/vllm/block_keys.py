@@ -10,13 +10,21 @@ otherwise, key `own(r, b)`. A request with `hash_ids` names its content itself: 
 content while it lies inside the prompt, its key the trie node (workload/blocks.py) of the hash
 block holding its last token: equal nodes, equal tokens up to there.
 
-Keys are ints, `b * KEY_SPACE + tag`, the tag naming the content (odd: shared, even: own). Within
+Keys are ints, `tag * KEY_SPACE + b`, the tag naming the content (odd: shared, even: own). Within
 one stretch of a request's blocks that share a tag (its own blocks, its stream's span, the blocks
-of one hash block) the keys step by KEY_SPACE: `runs` gives them as ranges, so the pool handles
-a request's blocks with C-level map / zip instead of a Python call per block.
+of one hash block) the keys step by 1: `runs` gives them as ranges, so the pool handles a
+request's blocks with C-level map / zip instead of a Python call per block.
+
+Why the tag is the high part and KEY_SPACE odd: a dict finds an int key's slot from its low bits.
+Keys `b * 2**34 + tag` (as they once were) put every block of one tag in one slot, and each
+insert or pop of the prefix cache walked a chain of collisions (4x the time, measured). Here
+one tag's blocks are consecutive ints (consecutive slots), and an odd multiplier spreads the
+tags over the low bits.
 """
 
-KEY_SPACE = 1 << 34        # keys: block * KEY_SPACE + (2 * prefix_id + 1 | 2 * request)
+KEY_SPACE = 0x4F1BBCD      # keys: (2 * prefix_id + 1 | 2 * request) * KEY_SPACE + block; odd,
+                           # above any block index (82.9M; a request has at most 11M tokens),
+                           # and small enough that keys stay below 2**60 (two int digits)
 NODE_BASE = 1 << 31        # ... or 2 * (NODE_BASE + hash-id node) + 1
 ALL = float("inf")         # a span that continues its stream with the outputs
 
@@ -56,10 +64,10 @@ class BlockKeys:
         span = self.spans[rid]
         if span is not None and (b + 1) * self.bs <= span[1]:
             if self.chain is not None:   # the node of the hash block holding b's last token
-                return b * KEY_SPACE + 2 * (NODE_BASE + self.chain[rid][
-                    ((b + 1) * self.bs - 1) // self.hb]) + 1
-            return b * KEY_SPACE + 2 * span[0] + 1
-        return b * KEY_SPACE + 2 * rid
+                return (2 * (NODE_BASE + self.chain[rid][
+                    ((b + 1) * self.bs - 1) // self.hb]) + 1) * KEY_SPACE + b
+            return (2 * span[0] + 1) * KEY_SPACE + b
+        return 2 * rid * KEY_SPACE + b
 
     def own_from(self, rid):
         """The first block of rid whose key is its own (every later one's is too)."""
@@ -77,21 +85,21 @@ class BlockKeys:
         if b0 < s:
             span = self.spans[rid]
             if self.chain is None:
-                tag = 2 * span[0] + 1
-                out.append(range(b0 * KEY_SPACE + tag, s * KEY_SPACE + tag, KEY_SPACE))
+                tag = (2 * span[0] + 1) * KEY_SPACE
+                out.append(range(tag + b0, tag + s))
             else:   # the blocks whose last token lies in hash block j: j*hb//bs .. (j+1)*hb//bs
                 nodes, bs, hb = self.chain[rid], self.bs, self.hb
                 b = b0
                 while b < s:
                     j = ((b + 1) * bs - 1) // hb
                     end = min(s, (j + 1) * hb // bs)
-                    tag = 2 * (NODE_BASE + nodes[j]) + 1
-                    out.append(range(b * KEY_SPACE + tag, end * KEY_SPACE + tag, KEY_SPACE))
+                    tag = (2 * (NODE_BASE + nodes[j]) + 1) * KEY_SPACE
+                    out.append(range(tag + b, tag + end))
                     b = end
             b0 = s
         if b0 < b1:
-            tag = 2 * rid
-            out.append(range(b0 * KEY_SPACE + tag, b1 * KEY_SPACE + tag, KEY_SPACE))
+            tag = 2 * rid * KEY_SPACE
+            out.append(range(tag + b0, tag + b1))
         return out
 
     def keys(self, rid, b0, b1):

@@ -35,7 +35,7 @@ and only counts matter.
 
 from collections import deque
 from itertools import compress, repeat
-from operator import not_
+from operator import le, not_
 
 from ...sim.exact import cdiv
 from .block_keys import KEY_SPACE, NODE_BASE, ALL, BlockKeys
@@ -263,27 +263,36 @@ class PrefixCachePool:
         maxb = (prompt - 1) // bs
         if span[1] != ALL:
             maxb = min(maxb, span[1] // bs)
-        if nodes is not None:
-            hb, base = self.keys.hb, NODE_BASE
-
-            def key(b):
-                return b * KEY_SPACE + 2 * (base + nodes[((b + 1) * bs - 1) // hb]) + 1
-        else:
-            own = 2 * span[0] + 1
-
-            def key(b):
-                return b * KEY_SPACE + own
-        if maxb == 0 or key(0) not in cached:
+        if maxb == 0:
             return 0
-        if key(maxb - 1) in cached:
-            return maxb * bs
-        lo, hi = 1, maxb          # block lo - 1 is cached, block hi - 1 is not
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if key(mid - 1) in cached:
-                lo = mid
-            else:
-                hi = mid
+        # block b's key inline (no closure call per probe: the router asks every replica about
+        # every request): its hash block's node's tag, or its stream's, then + b
+        if nodes is not None:
+            hb, base, ks = self.keys.hb, NODE_BASE, KEY_SPACE
+            if (2 * (base + nodes[(bs - 1) // hb]) + 1) * ks not in cached:
+                return 0
+            if (2 * (base + nodes[(maxb * bs - 1) // hb]) + 1) * ks + maxb - 1 in cached:
+                return maxb * bs
+            lo, hi = 1, maxb      # block lo - 1 is cached, block hi - 1 is not
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if (2 * (base + nodes[(mid * bs - 1) // hb]) + 1) * ks + mid - 1 in cached:
+                    lo = mid
+                else:
+                    hi = mid
+        else:
+            own = (2 * span[0] + 1) * KEY_SPACE - 1      # + b + 1: block b's key
+            if own + 1 not in cached:
+                return 0
+            if own + maxb in cached:
+                return maxb * bs
+            lo, hi = 1, maxb
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if own + mid in cached:
+                    lo = mid
+                else:
+                    hi = mid
         self.ops += maxb.bit_length()
         return lo * bs
 
@@ -295,7 +304,7 @@ class PrefixCachePool:
         if not hits:
             return new
         at, head = self.queue.at, self.queue.head
-        return new + sum(map(head.__le__, map(at.__getitem__, hits)))
+        return new + sum(map(le, repeat(head), map(at.__getitem__, hits)))
 
     def allocate(self, rid, num_tokens, hits=()):
         """A waiting request's admission: touch the hits, then blocks for num_tokens in all."""
@@ -401,6 +410,19 @@ class PrefixCachePool:
         """A table's cached blocks that other tables hold too lose one holder and stay; ->
         (blocks, keys) of the others, which are freed."""
         shared = self.shared
+        # Usually the shared ones are a prefix of the table (a hit is a prefix run of keys):
+        # then one pass over the rest instead of a flag per block.
+        m, n = 0, len(blocks)
+        while m < n and blocks[m] in shared:
+            m += 1
+        if shared.keys().isdisjoint(blocks[m:]):
+            for b in blocks[:m]:
+                c = shared[b]
+                if c == 1:
+                    del shared[b]
+                else:
+                    shared[b] = c - 1
+            return blocks[m:], keys[m:]
         held = list(map(shared.__contains__, blocks))
         for b in compress(blocks, held):
             n = shared[b]
