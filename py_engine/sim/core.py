@@ -158,10 +158,9 @@ class Sim(Verbs):
         row's by its chunk, a held (static padding) row's not at all. -> run_line(...)."""
         tokens = rows = ctx = att = d_ctx = d_att = 0
         kv_of = self._kv_of
-        self.work += len(self.res)       # a walk over every slot, per run (work.py)
-        for r in self.res:
-            if r is None:
-                continue
+        # a walk over the residents, per run (work.py); the empty slots are skipped in C
+        self.work += self.n_resident
+        for r in filter(None, self.res):
             phase = r.phase
             if phase == PAUSED:
                 continue

@@ -4,7 +4,7 @@ A run's *work* is counted as it goes (core.Sim.run): EVENT_WORK units per event 
 (about a microsecond of native CPU each, including the transitions an event makes) plus one unit
 per request the policy walks in its own per-event bookkeeping (the vllm policy's running list),
 BLOCK_WORK per block the vllm policy's KV pool touches (taken, hashed, freed: each costs a few
-walk steps), and one per slot the roofline walks to price a run.
+walk steps), and one per resident the roofline walks to price a run.
 One unit is roughly a microsecond natively and two to three in the page's Pyodide, so WORK_CAP
 stops a run after about 20 s of native CPU.
 

@@ -304,6 +304,7 @@ class PrefixCachePool:
         if not hits:
             return new
         at, head = self.queue.at, self.queue.head
+        self.ops += len(hits)     # a look at every hit block (work: a blocked head asks each step)
         return new + sum(map(le, repeat(head), map(at.__getitem__, hits)))
 
     def allocate(self, rid, num_tokens, hits=()):
