@@ -17,10 +17,14 @@ def scenario_of(page):
     return scenario_from_query(urlsplit(page.url).query)
 
 
-def deploy(page, gpu, model="llama-3.1-8b"):
+def deploy(page, native, gpu, model="llama-3.1-8b"):
+    """Pick the deployment and run on it, once the panel shows that deployment's button (the one
+    of the deployment picked before is there at once: clicking it raced the kv answer)."""
     page.select_option("#kv-model", model)
     page.select_option("#kv-gpu", gpu)
-    page.wait_for_selector("#btn-deploy-use")
+    name = native("kv", {"model": model, "gpu": gpu})["roofline"]["deployment"]
+    page.wait_for_function("(name) => { const b = document.getElementById('btn-deploy-use');"
+                           " return !!b && b.textContent.includes('(' + name + ')'); }", arg=name)
     page.click("#btn-deploy-use")
     settle(page)
 
@@ -31,7 +35,7 @@ def test_run_on_this_deployment_uses_vllm_serves_defaults(strict_page, site_url,
     page = strict_page
     page.goto(site_url)
     wait_state(page, "ready")
-    deploy(page, "h100-80gb")
+    deploy(page, native, "h100-80gb")
     server = scenario_of(page)["server"]
     assert (server["slots"], server["max_num_batched_tokens"], server["chunk"]) == (1024, 8192, 0)
     assert "max_num_seqs 1,024, max_num_batched_tokens 8,192, long_prefill_token_threshold 0" in \
@@ -50,7 +54,7 @@ def test_run_on_this_deployment_uses_vllm_serves_defaults(strict_page, site_url,
     assert page.get_attribute('[data-sizing="1024.throughput_tok_s"]', "data-value") is not None
     assert "the largest tried" not in rec["text"]
 
-    deploy(page, "a100-80gb")      # >= 70 GiB, but vLLM keeps the small defaults on an A100
+    deploy(page, native, "a100-80gb")      # >= 70 GiB, but vLLM keeps the small defaults on an A100
     server = scenario_of(page)["server"]
     assert server["slots"] == 256 and server.get("max_num_batched_tokens", 2048) == 2048
     assert page.input_value("#ctl-max_num_batched_tokens") == "2048"
