@@ -88,7 +88,7 @@ class Policy:
     def wants_arrivals(self) -> bool:
         return bool(self.sim.free)
 
-    # a hook kept as it is here the core's fast loop need not call (sim/core.py _run_inline:
+    # a hook kept as it is here the core's fast loop need not call (sim/fused.py _run_inline:
     # no horizon; wants_arrivals is a free slot, read there directly)
     horizon.default_hook = wants_arrivals.default_hook = True
 

@@ -27,5 +27,5 @@ class Continuous(Policy):
                 admit(r, chunk, prefill=sim.prompt[r] - remote[r], kv0=remote[r])
 
     # it acts only when a slot is free and a request waits: the core's fast loop calls it only
-    # then (sim/core.py _run_inline; an override of schedule() has no such mark)
+    # then (sim/fused.py _run_inline; an override of schedule() has no such mark)
     schedule.only_free_slots = True

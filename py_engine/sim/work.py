@@ -20,6 +20,7 @@ from ..errors import ScenarioError
 EVENT_WORK = 10
 BLOCK_WORK = 3
 WORK_CAP = 20_000_000
+CHECK_WORK = 2560   # units between checks of the cap and the deadline (sim/core.py): ~3 ms
 PROBES = ((0.05, 2.0), (0.25, 1.5), (0.5, 1.25))   # (share of the cap done, refuse above x cap)
 ESTIMATE_MIN = 0.002
 

@@ -29,8 +29,8 @@ the queue is sliced, free_queue.py), with C-level map / zip. What that leans on:
 cached blocks (the first `n_cached`, each holding its own position's key) then blocks holding no
 hash; only cached blocks are shared by two tables (a hit).
 
-`CountingPool` is the same interface when prefix caching is off: then blocks are interchangeable
-and only counts matter.
+`counting_pool.CountingPool` is the same interface when prefix caching is off: then blocks are
+interchangeable and only counts matter.
 """
 
 from collections import deque
@@ -39,7 +39,7 @@ from operator import le, not_
 
 from ...sim.exact import cdiv
 from .block_keys import KEY_SPACE, NODE_BASE, ALL, BlockKeys
-from .free_queue import UNLIMITED, FreeQueue
+from .free_queue import FreeQueue
 from .lookup_memo import LookupMemo
 
 
@@ -64,71 +64,6 @@ def _run_of(cached, keys):
 
 
 PROBE_SLICE = 32             # keys probed at once first (one hash block of 512 tokens in 16s)
-
-
-class CountingPool:
-    """Block counts only (prefix caching off: every free block is as good as any other)."""
-
-    caching = False
-    cached_free = 0
-    ops = 0                             # counts only: every operation is O(1)
-
-    def __init__(self, total, block_size):
-        self.total, self.bs = total, block_size
-        self.free = UNLIMITED if total is None else total
-        self.held = {}                  # request -> blocks held
-
-    def num_free(self):
-        return self.free
-
-    def used(self):
-        return (UNLIMITED if self.total is None else self.total) - self.free
-
-    def has(self, rid):
-        return rid in self.held
-
-    def n_blocks(self, rid):
-        return self.held.get(rid, 0)
-
-    def lookup(self, rid, num_tokens):
-        return ()
-
-    def need(self, rid, num_tokens, hits=()):
-        return max(0, cdiv(num_tokens, self.bs) - self.held.get(rid, 0))
-
-    def allocate(self, rid, num_tokens, hits=()):
-        have = self.held.get(rid, 0)
-        want = cdiv(num_tokens, self.bs)
-        if want > have:
-            self.free -= want - have
-            self.held[rid] = want
-        elif rid not in self.held:
-            self.held[rid] = have
-
-    def grow(self, rid, num_tokens):
-        """allocate() for a running request (no hits): blocks for num_tokens in all."""
-        want = cdiv(num_tokens, self.bs)
-        have = self.held[rid]
-        if want > have:
-            self.free -= want - have
-            self.held[rid] = want
-
-    def try_grow(self, rid, num_tokens):
-        """grow() if the free blocks suffice (True), else change nothing (False)."""
-        want = -(-num_tokens // self.bs) - self.held[rid]
-        if want <= 0:
-            return True
-        if want > self.free:
-            return False
-        self.free -= want
-        self.held[rid] += want
-        return True
-
-    def cache(self, rid, num_tokens, known_tokens):
-        pass
-
-    def free_request(self, rid, finished):
-        self.free += self.held.pop(rid, 0)
 
 
 class PrefixCachePool:

@@ -38,16 +38,17 @@ repeats with no token produced and no arrival pending) and stops with a Scenario
 """
 
 from collections import deque
-from itertools import chain
 
 from ...errors import ScenarioError
 from ...sim.exact import cdiv
 from ...sim.work import BLOCK_WORK
 from ...workload.blocks import chains
 from ..base import Policy, register
+from .apply import Apply
 from .block_keys import shared_spans, span_of
-from .block_pool import CountingPool, PrefixCachePool
+from .block_pool import PrefixCachePool
 from .block_view import BlockSamples, holders, sample_cap
+from .counting_pool import CountingPool
 from .livelock import check_livelock
 from .outputs import Outputs
 from .runs import Runs
@@ -59,7 +60,7 @@ VLLM_VERSION = "0.33.0"
 
 
 @register("vllm")
-class VLLM(Outputs, Steady, Runs, Policy):
+class VLLM(Apply, Outputs, Steady, Runs, Policy):
     label = "vLLM " + VLLM_VERSION
     summary = "its V1 scheduler, exactly: paged KV, token budget, prefix cache, preemption"
     order = 2
@@ -417,41 +418,3 @@ class VLLM(Outputs, Steady, Runs, Policy):
         self.num_computed_tokens[v] = 0
         self.num_output_placeholders[v] = 0
         self.waitq.prepend(v)
-
-    # ------------------------------------------------------------ the step -> the core
-    def _apply(self, sched, preempted, admitted):
-        sim, slot_of = self.sim, self.slot_of
-        told = self.told
-        for v in preempted:
-            told.pop(v, None)
-            slot = slot_of.pop(v, None)
-            if slot is not None:
-                sim.evict(slot)
-            else:        # async: preempted while its last token was in flight
-                sim.count_preemption(v)
-        # the steady decoders go on as they are; requests that became steady in this step are
-        # in sched (a paused one is unpaused). A request told the same tokens as last time is
-        # skipped: its resident's chunk is those tokens, and schedule_tokens would do nothing
-        special = self.special
-        for r in chain(special, [r for r in sched if r not in special] if self.lazy else ()):
-            n = sched.get(r)
-            if n is not None and told.get(r) == n:
-                continue
-            slot = slot_of.get(r)
-            if slot is None or r in admitted:
-                continue
-            if sim.occupant(slot) != r:   # finished, its output not processed yet
-                continue
-            if n is None:
-                sim.pause(slot)
-                told.pop(r, None)
-            else:
-                sim.schedule_tokens(slot, n)
-                told[r] = n
-        num_tokens = self.num_tokens
-        for r, start in admitted.items():
-            n = told[r] = sched[r]
-            slot_of[r] = sim.admit(r, n, prefill=num_tokens[r] - start, kv0=start)
-        if self.swap_extra:
-            sim.add_cost(self.swap_extra)
-            self.swap_extra = 0

@@ -16,7 +16,7 @@ the token budget covers every demand and the free blocks cover every growth. Whe
 every steady decoder is made explicit again (`_sd_materialize_all`) and the step is planned by
 vLLM's own walk over the running list, in its order.
 
-Only with block counts (block_pool.CountingPool: prefix caching off, or not observable): with the
+Only with block counts (counting_pool.CountingPool: prefix caching off, or not observable): with the
 prefix cache on, which block a request takes is observable, and every step is walked as before.
 A request leaves the steady set when it would linger (async: its last token in flight) or finish
 (sync), at the very step, from heaps keyed by those counters.

@@ -1,0 +1,45 @@
+"""The planned step told to the core (mixed into scheduler.VLLM): victims evicted, every scheduled
+request's tokens for the next run (a paused one unpaused, one left out paused), admissions
+placed in slots, and the swap's transfer time added to the pass."""
+
+from itertools import chain
+
+
+class Apply:
+
+    def _apply(self, sched, preempted, admitted):
+        sim, slot_of = self.sim, self.slot_of
+        told = self.told
+        for v in preempted:
+            told.pop(v, None)
+            slot = slot_of.pop(v, None)
+            if slot is not None:
+                sim.evict(slot)
+            else:        # async: preempted while its last token was in flight
+                sim.count_preemption(v)
+        # the steady decoders go on as they are; requests that became steady in this step are
+        # in sched (a paused one is unpaused). A request told the same tokens as last time is
+        # skipped: its resident's chunk is those tokens, and schedule_tokens would do nothing
+        special = self.special
+        for r in chain(special, [r for r in sched if r not in special] if self.lazy else ()):
+            n = sched.get(r)
+            if n is not None and told.get(r) == n:
+                continue
+            slot = slot_of.get(r)
+            if slot is None or r in admitted:
+                continue
+            if sim.occupant(slot) != r:   # finished, its output not processed yet
+                continue
+            if n is None:
+                sim.pause(slot)
+                told.pop(r, None)
+            else:
+                sim.schedule_tokens(slot, n)
+                told[r] = n
+        num_tokens = self.num_tokens
+        for r, start in admitted.items():
+            n = told[r] = sched[r]
+            slot_of[r] = sim.admit(r, n, prefill=num_tokens[r] - start, kv0=start)
+        if self.swap_extra:
+            sim.add_cost(self.swap_extra)
+            self.swap_extra = 0
