@@ -259,9 +259,9 @@ def test_keys_work_after_mouse_clicks(strict_page, site_url):
     assert "speed=20" in page.url
 
 
-def test_story_mode_walks_every_step_with_native_numbers(strict_page, site_url, native):
-    page = strict_page
-    story = native("story", {})
+def story_steps(page, site_url, story):
+    """Open the page, enter story mode ("s") and step through it with PageDown: yields (i, step)
+    once step i is shown and settled."""
     page.goto(site_url)
     settle(page)
     page.keyboard.press("s")
@@ -270,6 +270,13 @@ def test_story_mode_walks_every_step_with_native_numbers(strict_page, site_url, 
             page.keyboard.press("PageDown")
         page.wait_for_selector(f'html[data-story="{i}"]', state="attached")
         settle(page)
+        yield i, step
+
+
+def test_story_mode_walks_every_step_with_native_numbers(strict_page, site_url, native):
+    page = strict_page
+    story = native("story", {})
+    for i, step in story_steps(page, site_url, story):
         assert f"story={i}" in page.url
         assert page.text_content("#story-title") == step["title"]
         assert page.text_content("#story-count") == f"Step {i} of {len(story)}"
@@ -314,14 +321,7 @@ def test_story_steps_show_what_they_point_at(strict_page, site_url, native):
     page = strict_page
     story = native("story", {})
     page.set_viewport_size({"width": 1366, "height": 768})
-    page.goto(site_url)
-    settle(page)
-    page.keyboard.press("s")
-    for i, step in enumerate(story, start=1):
-        if i > 1:
-            page.keyboard.press("PageDown")
-        page.wait_for_selector(f'html[data-story="{i}"]', state="attached")
-        settle(page)
+    for i, step in story_steps(page, site_url, story):
         focus = step.get("focus")
         if focus == "blocks":      # the block view and its own legend, not the lanes'
             assert page.eval_on_selector(".story-focus", "e => e.matches('.kv-view') && !!e.querySelector('canvas.blockview') && !!e.querySelector('.kv-legend')")

@@ -48,44 +48,41 @@ export function theme() {
 }
 
 const patternCache = new Map();
-/** Diagonal hatch for padding, built at device resolution so it stays crisp. */
-export function hatch(ctx, dpr, ink, bg) {
-  const key = `${dpr}|${ink}|${bg}`;
+/** A repeating tile `size` CSS px square on `bg`, drawn by paint(g, px) at device resolution (so
+ *  it stays crisp) and cached by key. */
+function tile(ctx, dpr, key, size, bg, paint) {
   let p = patternCache.get(key);
   if (p) return p;
-  const size = Math.round(6 * dpr);
+  const px = Math.round(size * dpr);
   const c = document.createElement('canvas');
-  c.width = c.height = size;
+  c.width = c.height = px;
   const g = c.getContext('2d');
-  g.fillStyle = bg; g.fillRect(0, 0, size, size);
-  g.strokeStyle = ink; g.lineWidth = Math.max(1, 1.2 * dpr);
-  g.beginPath();
-  g.moveTo(-1, size + 1); g.lineTo(size + 1, -1);
-  g.moveTo(-1, 1); g.lineTo(1, -1);
-  g.moveTo(size - 1, size + 1); g.lineTo(size + 1, size - 1);
-  g.stroke();
+  g.fillStyle = bg; g.fillRect(0, 0, px, px);
+  paint(g, px);
   p = ctx.createPattern(c, 'repeat');
   p.setTransform?.(new DOMMatrix([1 / dpr, 0, 0, 1 / dpr, 0, 0]));
   patternCache.set(key, p);
   return p;
 }
 
+/** Diagonal hatch for padding. */
+export function hatch(ctx, dpr, ink, bg) {
+  return tile(ctx, dpr, `${dpr}|${ink}|${bg}`, 6, bg, (g, size) => {
+    g.strokeStyle = ink; g.lineWidth = Math.max(1, 1.2 * dpr);
+    g.beginPath();
+    g.moveTo(-1, size + 1); g.lineTo(size + 1, -1);
+    g.moveTo(-1, 1); g.lineTo(1, -1);
+    g.moveTo(size - 1, size + 1); g.lineTo(size + 1, size - 1);
+    g.stroke();
+  });
+}
+
 /** Dots (free KV blocks that still cache a prefix): a texture the timeline's padding hatch is not. */
 export function dots(ctx, dpr, ink, bg) {
-  const key = `dots|${dpr}|${ink}|${bg}`;
-  let p = patternCache.get(key);
-  if (p) return p;
-  const size = Math.round(5 * dpr);
-  const c = document.createElement('canvas');
-  c.width = c.height = size;
-  const g = c.getContext('2d');
-  g.fillStyle = bg; g.fillRect(0, 0, size, size);
-  g.fillStyle = ink;
-  g.beginPath(); g.arc(size / 2, size / 2, 1.1 * dpr, 0, 2 * Math.PI); g.fill();
-  p = ctx.createPattern(c, 'repeat');
-  p.setTransform?.(new DOMMatrix([1 / dpr, 0, 0, 1 / dpr, 0, 0]));
-  patternCache.set(key, p);
-  return p;
+  return tile(ctx, dpr, `dots|${dpr}|${ink}|${bg}`, 5, bg, (g, size) => {
+    g.fillStyle = ink;
+    g.beginPath(); g.arc(size / 2, size / 2, 1.1 * dpr, 0, 2 * Math.PI); g.fill();
+  });
 }
 
 /** Round ticks covering [lo, hi], about n of them. */
