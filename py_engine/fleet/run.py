@@ -20,7 +20,8 @@ import time
 from collections import deque
 
 from ..policies import policy_class
-from ..sim.core import Sim
+from ..sim.core import Sim, _first_pass_at as _first_pass_roofline
+from ..sim.exact import SUB, floor_sum
 from ..sim.progress import Progress
 from ..sim.work import EVENT_WORK, WorkCapExceeded
 from ..workload.blocks import chains, stream_chains
@@ -28,6 +29,7 @@ from ..workload.generator import Trace
 from .routers import make_router
 
 CHECK_EVERY = 64           # requests routed between checks of the work cap and the deadline
+IDLE = float("inf")        # Replica.wake of a replica with nothing to do until it is sent more
 
 
 class Replica:
@@ -49,11 +51,21 @@ class Replica:
         if remote:
             own.remote_kv = []
         self.trace = own
+        # the optional columns a sent request brings: (the replica's list, the fleet's)
+        self.columns = [(getattr(own, name), getattr(t, name))
+                        for name in ("prefix_id", "prefix_len", "priority", "hash_ids")
+                        if getattr(own, name) is not None]
         self.ids = []                 # fleet ids of its requests, in the order sent (local id)
         self.sim = sim = Sim(own, scenario["server"]["slots"], cost, seg_cap, log_cap)
         sim.open = True
         self.policy = (policy or policy_class(scenario))(sim, scenario, own)
+        # policy.cached_prefix (None: the policy has no prefix cache), looked up once: the fleet
+        # asks every replica about every request
+        self.cached_prefix = getattr(self.policy, "cached_prefix", None)
         self.plan = None              # a run held for the router (_held)
+        # advance(t) does nothing for t <= wake (the loop skips the call): set where advance
+        # stops, and reset by send (a request may cut the held run or wake an idle replica)
+        self.wake = -1
         self.last_end = (0, 0)        # (end, requests done there) of the last run executed
         self.snapshots = deque()      # (time, waiting, running, kv tokens) at each decision
         self.kv_pool = scenario.kv_pool
@@ -67,6 +79,7 @@ class Replica:
             if self.plan is not None:
                 k, cost, K, a, b, _, last = self.plan
                 if t is not None and last >= t:
+                    self.wake = last
                     return                      # pass k starts at or after t: hold it
                 self.plan = None
                 done = sim.n_done
@@ -74,8 +87,10 @@ class Replica:
                 sim._end_phases()
                 self.last_end = (sim.now, sim.n_done - done)
             if t is not None and sim.now >= t:
+                self.wake = sim.now
                 return
             if sim.n_done == sim.n and not sim.waiting:
+                self.wake = IDLE
                 return                          # idle until the router sends more
             sim.work += EVENT_WORK
             sim._release_arrivals()
@@ -95,13 +110,12 @@ class Replica:
         sim, own = self.sim, self.trace
         if own.remote_kv is not None:
             own.remote_kv.append(remote)
-        for name in ("prefix_id", "prefix_len", "priority", "hash_ids"):
-            col = getattr(own, name)
-            if col is not None:
-                col.append(getattr(trace, name)[fleet_id])
+        for mine, whole in self.columns:
+            mine.append(whole[fleet_id])
         if chain is not None:
             own.chain.append(chain[fleet_id])
         self.ids.append(fleet_id)
+        self.wake = -1
         sim.add_request(arrive, prompt, out)
         self.policy.grow()
         plan = self.plan
@@ -142,13 +156,6 @@ class Replica:
         end, late = self.last_end
         return sim.n - sim.n_done + (late if end > t else 0)
 
-    def cached(self, fleet_id, trace, chain):
-        """Prompt tokens of fleet request fleet_id its prefix cache holds now (0 without one)."""
-        held = getattr(self.policy, "cached_prefix", None)
-        if held is None:
-            return 0
-        return held(trace, fleet_id, chain)
-
 
 def _held(sim, run, cuttable):
     """A run held for the router: (k, cost, K, a, b, cuttable, the tick its last pass starts),
@@ -159,7 +166,6 @@ def _held(sim, run, cuttable):
 
 def _elapsed(j, cost, K, a, b):
     """Ticks from a run's start to the end of its j-th pass (sim/core.py's cost forms)."""
-    from ..sim.exact import SUB, floor_sum   # cycle-free: sim is below; kept local for reading
     if K is None:
         return j * cost
     return j * K + floor_sum(j, SUB, b, a + SUB - 1)
@@ -169,8 +175,7 @@ def _first_pass_at(dt, cost, K, a, b, k):
     """The run's first pass boundary at or after dt ticks from its start (1..k, k + 1: none)."""
     if K is None:
         return -(-dt // cost)
-    from ..sim.core import _first_pass_at as first   # cycle-free, kept local for reading
-    return first(dt, K, a, b, k)
+    return _first_pass_roofline(dt, K, a, b, k)
 
 
 def _plan_without_arrivals(sim, policy):
@@ -202,7 +207,8 @@ def run_fleet_steps(scenario, trace, slice_s=None, work_cap=None, seg_cap=None, 
     for g in range(n):
         t = arrive[g]
         for rep in fleet.replicas:
-            rep.advance(t)
+            if t > rep.wake:
+                rep.advance(t)
         k = fleet.route(g, t)
         fleet.replicas[k].send(g, t, prompt[g], out[g], trace, chain)
         fleet.router.sent(g, t, k)
@@ -236,6 +242,7 @@ class Fleet:
         self.reasons = {}
         self.blocks = stream_chains(trace)   # what prefix-aware routers match
         self._precise = None
+        self._asks = None              # per replica its cached_prefix ([]: no prefix caches)
 
     def route(self, g, t):
         held = self.cached_all(g)
@@ -259,11 +266,14 @@ class Fleet:
         request being routed), or None when no replica has a prefix cache."""
         if self._precise is not None and self._precise[0] == g:
             return self._precise[1]
-        if not any(getattr(r.policy, "pool", None) is not None
-                   and getattr(r.policy.pool, "caching", False) for r in self.replicas):
-            held = None
-        else:
-            held = [r.cached(g, self.trace, self.chain) for r in self.replicas]
+        asks = self._asks
+        if asks is None:    # the replicas' pools do not change: who has a cache, found once
+            asks = self._asks = [r.cached_prefix or _none_cached for r in self.replicas]
+            if not any(getattr(r.policy, "pool", None) is not None
+                       and getattr(r.policy.pool, "caching", False) for r in self.replicas):
+                asks.clear()
+        trace, chain = self.trace, self.chain
+        held = [ask(trace, g, chain) for ask in asks] if asks else None
         self._precise = (g, held)
         return held
 
@@ -276,6 +286,11 @@ class Fleet:
         if cap is not None and work > cap:
             done = sum(r.sim.n_done for r in self.replicas)
             raise WorkCapExceeded(work, done, len(self.trace[0]))
+
+
+def _none_cached(trace, g, chain):
+    """cached_prefix of a policy without a prefix cache."""
+    return 0
 
 
 MAX_SCORES = 2000          # requests whose router scores the result keeps (the page's hover)
