@@ -8,7 +8,9 @@ Prints, from one run:
   navigation → first timeline drawn (the build-time snapshot), → engine ready (Pyodide + py_engine),
   and p50 / p95 of "control change → timeline redrawn" for the default scenario and for a
   10,000-request scenario; and the vLLM lane on 10,000 Azure conversation requests under the
-  roofline: the page's engine round trip against the same compare run natively (target <= 2.5x). The latency is the page's own performance.measure("cbx:redraw"):
+  roofline: the page's engine round trip against the same compare run natively (target <= 2.5x);
+  and 8 vLLM replicas on the whole Mooncake trace: the fleet figure's run against native (--no-fleet
+  skips it; target: <= 15 s in the page). The latency is the page's own performance.measure("cbx:redraw"):
   from the input event to the end of the redraw, so it includes the engine call in the worker,
   the result's trip back and the drawing; "draw" is the drawing alone.
 """
@@ -105,10 +107,47 @@ def vllm_lane_vs_native(page, url):
     return engine / 1000, (before + after) / 2, shown == str(passes)
 
 
+# Issue "Fleets": 8 vLLM replicas behind round robin on the whole Mooncake conversation trace
+# (py_engine/bench/fleet.py's scenario, as the page's URL sets it).
+FLEET_QUERY = ("trace=mooncake-conv-2025&count=12031&cost=roofline&model=llama-3.1-8b"
+               "&gpu=h100-80gb&kv_tokens=auto&max_num_batched_tokens=8192&slots=256&vllm=1&replicas=8"
+               "&router=round_robin")
+
+
+def _native_fleet(query):
+    """Wall seconds of the fleet figure's run natively, and its fleet throughput."""
+    import time
+    from py_engine.app.protocol import handle
+    sys.path.insert(0, str(ROOT / "tests"))
+    from support.urls import scenario_from_query
+    t = time.perf_counter()
+    r = handle({"method": "simulate",
+                "params": {"scenario": {**scenario_from_query(query), "scheduler": "vllm"}}})
+    if not r["ok"]:
+        raise SystemExit("the fleet run is refused natively: " + r["error"]["message"])
+    return time.perf_counter() - t, r["result"]["metrics"]["throughput_tok_s"]
+
+
+def fleet_vs_native(page, url):
+    """The page at the fleet URL: its fleet run's round trip (cbx:fleet, web/ui/fleet.js) against
+    the same run natively just after. -> (page s, native s, same throughput shown)."""
+    page.goto(f"{url}?{FLEET_QUERY}")
+    page.wait_for_function("() => performance.getEntriesByName('cbx:fleet').length > 0",
+                           timeout=900000, polling=1000)
+    engine = page.evaluate("performance.getEntriesByName('cbx:fleet')[0].duration")
+    page.wait_for_selector('[data-metric="fleet.throughput_tok_s"]:not([data-value=""])',
+                           state="attached", timeout=60000)
+    shown = float(page.get_attribute('[data-metric="fleet.throughput_tok_s"]', "data-value"))
+    native, tput = _native_fleet(FLEET_QUERY)
+    return engine / 1000, native, abs(shown - tput) <= 1e-9 * abs(tput)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--url", help="site to measure (default: build and serve dist/)")
     ap.add_argument("--changes", type=int, default=20, help="control changes per scenario")
+    ap.add_argument("--fleet", action=argparse.BooleanOptionalAction, default=True,
+                    help="the fleet lane: 8 replicas on the whole Mooncake trace (minutes)")
     ap.add_argument("--big", type=int, nargs="*", default=[10000, 20000],
                     help="requests in the big scenarios")
     a = ap.parse_args(argv)
@@ -133,6 +172,7 @@ def main(argv=None):
             n_big = max(5, a.changes // 2)
             rows.append((f"{big:,} requests", *measure_changes(page, n_big, [9, 8])))
         lane = vllm_lane_vs_native(page, url)
+        fleet = fleet_vs_native(page, url) if a.fleet else None
         browser.close()
     if server:
         server.shutdown()
@@ -154,6 +194,12 @@ def main(argv=None):
           f"H100, 256 slots): page engine round trip {page_s:.2f} s, native {native_s:.2f} s -> "
           f"{page_s / native_s:.2f} x   (target <= 2.5; the page's vllm passes equal native's: "
           f"{'yes' if same else 'NO'})")
+    if fleet:
+        page_s, native_s, same = fleet
+        print(f"8 vLLM replicas behind round robin, the whole Mooncake conversation trace (12,031 "
+              f"requests, roofline Llama-3.1-8B on H100): page fleet run {page_s:.1f} s, native "
+              f"{native_s:.1f} s -> {page_s / native_s:.2f} x   (target: the page <= 15 s; the "
+              f"page's fleet throughput equals native's: {'yes' if same else 'NO'})")
     return 0
 
 

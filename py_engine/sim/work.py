@@ -3,8 +3,10 @@
 A run's *work* is counted as it goes (core.Sim.run): EVENT_WORK units per event of the core's loop
 (about a microsecond of native CPU each, including the transitions an event makes) plus one unit
 per request the policy walks in its own per-event bookkeeping (the vllm policy's running list),
-BLOCK_WORK per block the vllm policy's KV pool touches (taken, hashed, freed: each costs a few
-walk steps), and one per resident the roofline walks to price a run.
+one per BLOCKS_PER_UNIT blocks the vllm policy's KV pool touches (taken, hashed, freed: the pool
+handles a request's blocks as slices, at C speed, ~0.15 us a block natively; one it handles alone
+counts ALONE_BLOCKS), and one per resident
+the roofline walks to price a run.
 One unit is roughly a microsecond natively and two to three in the page's Pyodide, so WORK_CAP
 stops a run after about 20 s of native CPU.
 
@@ -18,7 +20,10 @@ how far the run got, what to lower, and how to run it natively without the cap (
 from ..errors import ScenarioError
 
 EVENT_WORK = 10
-BLOCK_WORK = 3
+BLOCKS_PER_UNIT = 4   # blocks touched per unit (was 3 units a block: a fleet of 8 replicas on the
+                      # Mooncake trace counted 89M units in 12 s of CPU, and the page refused it)
+ALONE_BLOCKS = 12     # a block the pool handles alone (cache_block: a Python call chain, ~3 us
+                      # natively) counts as this many blocks: 3 units
 WORK_CAP = 20_000_000
 CHECK_WORK = 2560   # units between checks of the cap and the deadline (sim/core.py): ~3 ms
 PROBES = ((0.05, 2.0), (0.25, 1.5), (0.5, 1.25))   # (share of the cap done, refuse above x cap)
@@ -45,8 +50,11 @@ def too_much(scenario, work, done, n, cap):
     guess = estimate(work, done, n)
     needs = ("about %s units, %.1fx the cap" % ("{:,.0f}".format(guess), guess / cap)
              if guess else "more than the cap: no request had finished")
-    lower = ["workload.requests (%s)" % "{:,}".format(n)]
-    if wl.get("items") is None:
+    # a trace's window is its count (the page's "Window size"), a generated workload's its requests
+    traced = wl.get("trace", {}).get("name", "none") != "none"
+    field = "workload.trace.count" if traced else "workload.requests"
+    lower = ["%s (%s)" % (field, "{:,}".format(n))]
+    if wl.get("items") is None and not traced:
         lower += ["workload.output_mean", "workload.prompt_mean"]
     if scenario["scheduler"] == "vllm":
         lower.append("server.slots (%s)" % "{:,}".format(sv["slots"]))
@@ -58,5 +66,5 @@ def too_much(scenario, work, done, n, cap):
                % (scenario["scheduler"], "{:,}".format(cap), "{:,.0f}".format(max(cap / 1e6, 1)),
                   "{:,}".format(done), "{:,}".format(n),
                   "{:,}".format(work), needs, ", ".join(lower)))
-    return ScenarioError("workload.requests", n, "a run within the work cap of %s units"
+    return ScenarioError(field, n, "a run within the work cap of %s units"
                          % "{:,}".format(cap), message)

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 from py_engine import ScenarioError, compare, normalize, simulate, sweep
 from py_engine.scenario import fields as F
 from py_engine.app.protocol import handle, handle_json
-from py_engine.sim.work import WORK_CAP
+from py_engine.sim.work import BLOCKS_PER_UNIT, WORK_CAP
 from support.cli import one_line, run_cli
 
 HUGE = 10 ** 400
@@ -77,6 +77,19 @@ def test_a_run_beyond_the_work_cap_is_refused_saying_what_to_lower():
     assert e.value.field == "workload.requests"
     assert "work cap of 100,000" in msg and "Lower workload.requests (3,000)" in msg
     assert "--max-work 0" in msg and "of 3,000 requests done" in msg
+
+
+def test_a_trace_beyond_the_work_cap_names_its_window():
+    # a production trace's size is its window (workload.trace.count: the page's "Window size",
+    # where the message is shown), and its prompt and output lengths are the trace's own
+    sc = {"scheduler": "vllm", "workload": {"trace": {"name": "mooncake-conv-2025", "count": 500}},
+          "server": {"slots": 64}}
+    with pytest.raises(ScenarioError) as e:
+        simulate(sc, work_cap=20_000)
+    msg = e.value.message
+    assert e.value.field == "workload.trace.count"
+    assert "Lower workload.trace.count (500), server.slots (64);" in msg, msg
+    assert "workload.requests" not in msg and "prompt_mean" not in msg
 
 
 def test_the_probe_refuses_a_hopeless_run_early(monkeypatch):
@@ -319,9 +332,10 @@ def test_the_kv_pools_block_work_counts_toward_the_cap():
     from py_engine import api
     run = api.run_sim(sc, work_cap=None)
     blocks = sum(p for p in run.sim.prompt) // 16
-    assert run.sim.work >= 2 * blocks            # each block taken and given back at least
+    # each block taken and given back at least (BLOCKS_PER_UNIT blocks a unit)
+    assert run.sim.work >= 2 * blocks // BLOCKS_PER_UNIT
     with pytest.raises(ScenarioError) as e:
-        simulate(sc, work_cap=blocks)
+        simulate(sc, work_cap=blocks // BLOCKS_PER_UNIT)
     assert "work cap" in e.value.message
 
 

@@ -141,7 +141,9 @@ export function createFleet(ctx) {
     for (const k of results.keys()) if (!keep.has(k)) results.delete(k);
     let res;
     try {
+      const t0 = performance.now();
       res = await ask(token, reqs.run);
+      performance.measure('cbx:fleet', { start: t0, end: performance.now() });   // bench/page.py reads it
     } catch (err) {
       if (token.stale) return;
       status(`Not simulated: ${err.detail?.message || err.message}`, true);

@@ -49,6 +49,9 @@ export function markStale(text) {
   const root = document.documentElement;
   if (root.dataset.stale === text) return;
   root.dataset.stale = text;
+  // no answer is coming: the label is a line in the figure, not a pill over the note saying why
+  if (text === STALE.refused || text === STALE.failed) root.dataset.staleFinal = '';
+  else delete root.dataset.staleFinal;
   for (const e of document.querySelectorAll('[data-metric]')) { e.dataset.value = ''; e.textContent = '…'; }
   for (const e of document.querySelectorAll('[data-shown]')) e.textContent = '…';   // numbers without a metric hook
   for (const e of document.querySelectorAll('.busy-label')) e.textContent = text;
@@ -78,6 +81,7 @@ function hideProgress() {
 
 export function clearStale() {
   delete document.documentElement.dataset.stale;
+  delete document.documentElement.dataset.staleFinal;
   const status = $('engine-busy');
   if (status) status.textContent = '';
   for (const id of CANCELS) { const b = $(id); if (b) b.hidden = true; }

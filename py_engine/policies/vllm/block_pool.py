@@ -38,6 +38,7 @@ from itertools import compress, repeat
 from operator import le, not_
 
 from ...sim.exact import cdiv
+from ...sim.work import ALONE_BLOCKS
 from .block_keys import KEY_SPACE, NODE_BASE, ALL, BlockKeys
 from .free_queue import FreeQueue
 from .lookup_memo import LookupMemo
@@ -308,7 +309,7 @@ class PrefixCachePool:
 
     def cache_block(self, rid, b):
         """Cache block b of rid's table alone (the caller keeps n_cached: see VLLM._bulk)."""
-        self.ops += 1
+        self.ops += ALONE_BLOCKS
         self._insert([self._keys_upto(rid, b + 1)[b]], [self.table[rid][b]])
 
     def free_request(self, rid, finished):

@@ -41,7 +41,7 @@ from collections import deque
 
 from ...errors import ScenarioError
 from ...sim.exact import cdiv
-from ...sim.work import BLOCK_WORK
+from ...sim.work import BLOCKS_PER_UNIT
 from ...workload.blocks import chains
 from ..base import Policy, register
 from .apply import Apply
@@ -181,9 +181,9 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
         sim, pool = self.sim, self.pool
         # work (sim/work.py): the plan and _apply walk the running list; the pool counts the
         # blocks it touched since the last call
-        sim.count_work(len(self.special) + len(self.sd_hist)
-                       + BLOCK_WORK * (pool.ops - self.pool_ops))
-        self.pool_ops = pool.ops
+        blocks = (pool.ops - self.pool_ops) // BLOCKS_PER_UNIT
+        self.pool_ops += blocks * BLOCKS_PER_UNIT        # the remainder counts next time
+        sim.count_work(len(self.special) + len(self.sd_hist) + blocks)
         k = sim.passes - self.plan_passes
         if k:
             visible = sim.last_start       # async: what arrived before the last pass began
