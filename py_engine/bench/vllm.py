@@ -3,7 +3,8 @@
 The step-mode twin differs only in ``horizon() == 1``: the core calls the scheduler before every
 single pass, as a pass-by-pass server loop would. Both must give the same passes and the same
 per-request ticks (checked and printed); the ratio of their wall times is what jumping over runs of
-identical passes buys. Printed from one run, never asserted in unit tests.
+identical passes buys. Printed from one run (nothing_binds: the best of REPEATS runs per
+scheduler), never asserted in unit tests.
 """
 
 import time
@@ -72,10 +73,12 @@ def main(quick=False):
 
 
 # where nothing binds: many slots, a budget no step reaches, an unlimited pool (the steady
-# decoders, policies/vllm/steady.py): the issue's case, ~100x continuous at 11037d9 here
+# decoders, policies/vllm/steady.py): the issue's case (~100x continuous at 11037d9, before the
+# steady decoders; the goal is <= 2x)
 UNBOUND = {"workload": {"requests": 20_000, "prompt_mean": 1000, "output_mean": 1000,
                         "skew": 0.95},
            "server": {"slots": 4096, "max_num_batched_tokens": 1_000_000}}
+REPEATS = 3         # nothing_binds times each scheduler as the best of this many runs
 
 
 def nothing_binds(quick=False):
@@ -89,11 +92,15 @@ def nothing_binds(quick=False):
     for name in ("continuous", "vllm"):
         sc = prepare(dict(raw, scheduler=name))
         trace = generate(sc["workload"])
-        t = time.process_time()
-        sim = run_sim(sc, trace, work_cap=None).sim
-        cpu[name] = time.process_time() - t
-        print("   %-10s CPU %6.3f s  passes %7d  runs %6d" % (name, cpu[name], sim.passes,
-                                                             sim.rec.n_runs))
+        best = None
+        for _ in range(REPEATS):    # one run's CPU swings by 2x on a shared machine
+            t = time.process_time()
+            sim = run_sim(sc, trace, work_cap=None).sim
+            t = time.process_time() - t
+            best = t if best is None else min(best, t)
+        cpu[name] = best
+        print("   %-10s CPU %6.3f s (best of %d)  passes %7d  runs %6d" % (
+            name, cpu[name], REPEATS, sim.passes, sim.rec.n_runs))
     print("   -> vllm costs x%.1f continuous (the goal: <= 2, at least <= 3)"
           % (cpu["vllm"] / cpu["continuous"]))
 

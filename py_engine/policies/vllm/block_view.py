@@ -17,10 +17,10 @@ def holders(policy):
     """The running requests' (request, slot, blocks) at this moment, as a callable: the state is
     copied now by C-level copies, the rows are built only when called (most samples are thinned
     away before the document is built, and building rows walks every running request)."""
-    pool, slot_of, running = policy.pool, policy.slot_of, policy.running
-    slots = dict(slot_of)
-    # the running requests that hold a slot: usually every one that holds a slot (no copy then)
-    keys = slots if slot_of.keys() <= running.keys() else running.keys() & slot_of.keys()
+    pool = policy.pool
+    # every slot holder is running: a sample is taken after the step is applied, when the
+    # finished and the preempted have left both (checking it cost more than the copies)
+    slots = dict(policy.slot_of)
     if pool.caching:
         table = pool.table
         blocks = dict(zip(table, map(len, table.values())))
@@ -32,7 +32,7 @@ def holders(policy):
 
     def rows():
         out = []
-        for r in keys:
+        for r in slots:
             if steady is not None and r in steady:
                 b = -(-(steady[r][0] + s) // bs)     # computed tokens = a + sd_steps
             else:
