@@ -76,18 +76,29 @@ AZURE_QUERY = ("trace=azure-conv-2023&count=10000&cost=roofline&model=llama-3.1-
 AZURE_LANES = ["static", "continuous", "vllm"]
 
 
-def _native_compare(query):
-    """Wall seconds of the page's compare run natively, and its vllm lane's passes."""
+def _native(what, request):
+    """Wall seconds of a protocol request run natively, and its result (SystemExit if refused:
+    the page refuses it the same way, the engine's work cap)."""
     import time
     from py_engine.app.protocol import handle
+    t = time.perf_counter()
+    r = handle(request)
+    if not r["ok"]:
+        raise SystemExit("the %s is refused natively: %s" % (what, r["error"]["message"]))
+    return time.perf_counter() - t, r["result"]
+
+
+def _scenario(query):
     sys.path.insert(0, str(ROOT / "tests"))
     from support.urls import scenario_from_query
-    t = time.perf_counter()
-    r = handle({"method": "compare", "params": {"scenario": scenario_from_query(query),
-                                                "schedulers": AZURE_LANES}})
-    if not r["ok"]:     # the page refuses it the same way (the engine's work cap)
-        raise SystemExit("the Azure compare is refused natively: " + r["error"]["message"])
-    return time.perf_counter() - t, r["result"]["vllm"]["metrics"]["passes"]
+    return scenario_from_query(query)
+
+
+def _native_compare(query):
+    """Wall seconds of the page's compare run natively, and its vllm lane's passes."""
+    s, r = _native("Azure compare", {"method": "compare", "params": {
+        "scenario": _scenario(query), "schedulers": AZURE_LANES}})
+    return s, r["vllm"]["metrics"]["passes"]
 
 
 def vllm_lane_vs_native(page, url):
@@ -116,16 +127,9 @@ FLEET_QUERY = ("trace=mooncake-conv-2025&count=12031&cost=roofline&model=llama-3
 
 def _native_fleet(query):
     """Wall seconds of the fleet figure's run natively, and its fleet throughput."""
-    import time
-    from py_engine.app.protocol import handle
-    sys.path.insert(0, str(ROOT / "tests"))
-    from support.urls import scenario_from_query
-    t = time.perf_counter()
-    r = handle({"method": "simulate",
-                "params": {"scenario": {**scenario_from_query(query), "scheduler": "vllm"}}})
-    if not r["ok"]:
-        raise SystemExit("the fleet run is refused natively: " + r["error"]["message"])
-    return time.perf_counter() - t, r["result"]["metrics"]["throughput_tok_s"]
+    s, r = _native("fleet run", {"method": "simulate", "params": {
+        "scenario": {**_scenario(query), "scheduler": "vllm"}}})
+    return s, r["metrics"]["throughput_tok_s"]
 
 
 def fleet_vs_native(page, url):

@@ -268,10 +268,10 @@ class Fleet:
             return self._precise[1]
         asks = self._asks
         if asks is None:    # the replicas' pools do not change: who has a cache, found once
-            asks = self._asks = [r.cached_prefix or _none_cached for r in self.replicas]
-            if not any(getattr(r.policy, "pool", None) is not None
-                       and getattr(r.policy.pool, "caching", False) for r in self.replicas):
-                asks.clear()
+            caching = any(getattr(getattr(r.policy, "pool", None), "caching", False)
+                          for r in self.replicas)
+            asks = self._asks = ([r.cached_prefix or _none_cached for r in self.replicas]
+                                 if caching else [])
         trace, chain = self.trace, self.chain
         held = [ask(trace, g, chain) for ask in asks] if asks else None
         self._precise = (g, held)

@@ -4,9 +4,8 @@ A run's *work* is counted as it goes (core.Sim.run): EVENT_WORK units per event 
 (about a microsecond of native CPU each, including the transitions an event makes) plus one unit
 per request the policy walks in its own per-event bookkeeping (the vllm policy's running list),
 one per BLOCKS_PER_UNIT blocks the vllm policy's KV pool touches (taken, hashed, freed: the pool
-handles a request's blocks as slices, at C speed, ~0.15 us a block natively; one it handles alone
-counts ALONE_BLOCKS), and one per resident
-the roofline walks to price a run.
+handles a request's blocks as slices, at C speed; one it handles alone counts ALONE_BLOCKS), and
+one per resident the roofline walks to price a run.
 One unit is roughly a microsecond natively and two to three in the page's Pyodide, so WORK_CAP
 stops a run after about 20 s of native CPU.
 
@@ -20,8 +19,9 @@ how far the run got, what to lower, and how to run it natively without the cap (
 from ..errors import ScenarioError
 
 EVENT_WORK = 10
-BLOCKS_PER_UNIT = 4   # blocks touched per unit (was 3 units a block: a fleet of 8 replicas on the
-                      # Mooncake trace counted 89M units in 12 s of CPU, and the page refused it)
+BLOCKS_PER_UNIT = 4   # blocks touched per unit (py_engine/bench/work.py prints seconds per unit);
+                      # at 3 units a touch, bench/fleet.py's 8 replicas on the whole Mooncake
+                      # trace (~14 s of CPU) were refused: "needs about 99,436,564 units, 5.0x"
 ALONE_BLOCKS = 12     # a block the pool handles alone (cache_block: a Python call chain, ~3 us
                       # natively) counts as this many blocks: 3 units
 WORK_CAP = 20_000_000
