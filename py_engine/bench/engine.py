@@ -16,7 +16,9 @@
    the process's peak resident memory so far (getrusage; tracemalloc would slow the run down
    ~30x), which section 0's run may have set.
 4. 10,000 requests of the Azure conversation trace on the vllm scheduler under the roofline cost
-   (every pass's cost grows with its rows' contexts): CPU seconds of simulation and metrics.
+   (every pass's cost grows with its rows' contexts): CPU seconds of simulation and metrics, and
+   the continuous scheduler on the same trace and server: vllm's cost over continuous's (issue
+   "Exact and fast": <= 2). Each simulation is the best of AZURE_REPEATS runs.
 (3 is the vllm benchmark, bench/vllm.py.)
 """
 
@@ -131,16 +133,18 @@ AZURE = {"scheduler": "vllm",
                     "cost": {"kind": "roofline", "model": "llama-3.1-8b", "gpu": "h100-80gb"}}}
 
 
+AZURE_REPEATS = 3       # one run's CPU swings by 2x on a shared machine: the best of these
+
+
 def azure(raw):
-    """A production trace under the roofline cost: CPU seconds of the simulation and metrics."""
+    """A production trace under the roofline cost: CPU seconds of the simulation (the best of
+    AZURE_REPEATS runs) and of the metrics."""
     sc = prepare(raw)
     trace = generate(sc["workload"])
-    c0 = time.process_time()
-    sim = run_sim(sc, trace, work_cap=None).sim
-    c1 = time.process_time()
-    m = compute(sim, sc)
-    c2 = time.process_time()
-    return c1 - c0, c2 - c1, sim, m
+    tsim, sim = min((_time(lambda: run_sim(sc, trace, work_cap=None).sim)
+                     for _ in range(AZURE_REPEATS)), key=lambda x: x[0])
+    tmet, m = _time(lambda: compute(sim, sc))
+    return tsim, tmet, sim, m
 
 
 def main(quick=False):
@@ -180,7 +184,11 @@ def main(quick=False):
     print("4) %s requests of %s, vllm, roofline %s on %s, kv_tokens auto, %d slots" % (
         "{:,}".format(t["count"]), t["name"], az["server"]["cost"]["model"],
         az["server"]["cost"]["gpu"], az["server"]["slots"]))
-    print("   simulate %.2f s CPU, metrics %.2f s; passes %d, runs %d (%.1f passes a run), "
-          "p95 TTFT %.0f ms, p95 TPOT %.1f ms, %.0f tok/s" % (
-              tsim, tmet, sim.passes, sim.rec.n_runs, sim.passes / sim.rec.n_runs,
+    print("   simulate %.2f s CPU (best of %d), metrics %.2f s; passes %d, runs %d (%.1f passes a "
+          "run), p95 TTFT %.0f ms, p95 TPOT %.1f ms, %.0f tok/s" % (
+              tsim, AZURE_REPEATS, tmet, sim.passes, sim.rec.n_runs, sim.passes / sim.rec.n_runs,
               m["ttft"]["p95"], m["tpot"]["p95"], m["throughput_tok_s"]))
+    csim, _, csims, _ = azure(dict(az, scheduler="continuous"))
+    print("   continuous on the same trace and server: simulate %.2f s CPU (best of %d; passes %d, "
+          "runs %d) -> vllm costs x%.1f continuous (the goal: <= 2)" % (
+              csim, AZURE_REPEATS, csims.passes, csims.rec.n_runs, tsim / csim))
