@@ -138,7 +138,7 @@ FIELDS = [
     # ---- server
     Field("server.slots", "int", 8, "Batch slots (= max_num_seqs).",
           min=1, max=4096, unit="sequences", label="Slots (max_num_seqs)", sweep=True,
-          slider=(1, 64, 1), hint="Sequences that share one forward pass."),
+          slider=(1, 4096, "log"), hint="Sequences that share one forward pass."),
     Field("server.chunk", "int", 512,
           "Chunked-prefill size: prompt tokens a prefilling sequence processes per pass (vllm: "
           "long_prefill_token_threshold, which vLLM ignores for a lone request); 0 = off, as "

@@ -291,3 +291,34 @@ def test_stall_embed_shows_the_native_prefill_stall(strict_page, site_url, nativ
     assert shown == {"stall.decode": want["unchunked"]["decode"],
                      "stall.unchunked": want["unchunked"]["worst"],
                      "stall.chunked": want["chunked"]["worst"]}
+
+
+def test_the_slots_slider_spans_vllms_defaults(strict_page, site_url, native):
+    """The slots slider walks 1..4,096 on a log scale (it stopped at 64 while vLLM's defaults are
+    256 and 1,024): a URL's value puts the thumb on it, and moving the thumb runs that value."""
+    page = strict_page
+    page.goto(site_url + "?slots=1024&requests=40")
+    wait_state(page, "ready")
+    page.wait_for_selector("html:not([data-busy])", state="attached")
+    slider = '#ctl-slots ~ input[type="range"]'
+    assert page.get_attribute(slider, "aria-valuetext") == "1024"
+    at_1024 = int(page.eval_on_selector(slider, "e => e.value"))
+    top = int(page.get_attribute(slider, "max"))
+    assert 0 < at_1024 < top
+
+    # the keyboard steps one stop down: 1,024 -> 896 (4 stops a doubling)
+    n = drawn(page)
+    page.focus(slider)
+    page.keyboard.press("ArrowLeft")
+    redrawn(page, n)
+    assert query(page)["slots"] == "896"
+    assert page.input_value("#ctl-slots") == "896"
+    assert page.get_attribute(slider, "aria-valuetext") == "896"
+
+    # dragged to the low end: slots 1, the page's numbers the native engine's
+    n = drawn(page)
+    page.fill(slider, "0")
+    redrawn(page, n)
+    assert query(page)["slots"] == "1"
+    expected = native.compare({"workload": {"requests": 40}, "server": {"slots": 1}})
+    assert metrics_match(read_metrics(page), flat_metrics(expected)) >= 46

@@ -4,11 +4,18 @@
 // the last good result. Controls are identified by the field's URL name (id="ctl-<url>").
 
 import { parseField, isVisible, groupTitle, valueText } from '../state/schema.js';
+import { sliderScale } from '../state/slider.js';
 import { el } from './dom.js';
 
 const COMMIT_MS = 250;   // typing pauses this long before a value is used (Enter: at once)
 
 const display = valueText;
+
+/** The thumb at a value (a log slider: the nearest stop, and the value itself read out). */
+function setSlider(slider, scale, value) {
+  slider.value = String(scale.toPos(value));
+  if (scale.log) slider.setAttribute('aria-valuetext', String(value));
+}
 
 export function buildControls(container, schedList, laneBox, schema, fields, { onValue, onLane }) {
   container.replaceChildren();
@@ -46,8 +53,9 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
     }
     row.append(input);
     let slider = null;
-    if (f.slider) {
-      const [min, max, step] = f.slider;
+    const scale = f.slider ? sliderScale(f.slider) : null;
+    if (scale) {
+      const { min, max, step } = scale;
       slider = el('input', { type: 'range', min, max, step, 'aria-label': `${f.label} slider`, tabindex: '-1' });
       row.append(slider);
     }
@@ -55,7 +63,7 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
     const err = el('p', { class: 'error', id: `${id}-err`, role: 'alert', 'data-error-for': f.url });
     row.append(err);
     groups.get(f.group).append(row);
-    rows.set(f.path, { f, row, input, slider, err });
+    rows.set(f.path, { f, row, input, slider, scale, err });
 
     let timer = null;
     const commit = (immediate) => {
@@ -66,7 +74,7 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
       // run will answer, so the engine's message for it comes back; any other value clears it.
       const refused = r.value === inEffect[f.path] ? rows.get(f.path).refused : null;
       setError(f.url, refused || '', refused ? 'engine' : 'client');
-      if (slider && r.value != null) slider.value = String(r.value);
+      if (slider && r.value != null) setSlider(slider, scale, r.value);
       const go = () => onValue(f.path, r.value);
       if (immediate) go(); else timer = setTimeout(go, COMMIT_MS);
     };
@@ -76,7 +84,11 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
       input.addEventListener('change', () => commit(true));
       input.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); commit(true); } });
     }
-    slider?.addEventListener('input', () => { input.value = slider.value; commit(true); });
+    slider?.addEventListener('input', () => {
+      input.value = String(scale.toValue(slider.value));
+      if (scale.log) slider.setAttribute('aria-valuetext', input.value);
+      commit(true);
+    });
   }
 
   // The compared schedulers, then one checkbox per scheduler a reader may add as a lane.
@@ -106,10 +118,10 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
   return {
     setValues(values, lanes) {
       inEffect = values;
-      for (const { f, input, slider, row } of rows.values()) {
+      for (const { f, input, slider, scale, row } of rows.values()) {
         if (input.type === 'checkbox') input.checked = values[f.path] === true;
         else if (document.activeElement !== input || input.tagName === 'SELECT') input.value = display(values[f.path]);
-        if (slider && values[f.path] != null) slider.value = String(values[f.path]);
+        if (slider && values[f.path] != null) setSlider(slider, scale, values[f.path]);
         row.hidden = !isVisible(f, values, fields, lanes) && !row.classList.contains('invalid');
       }
       for (const [name, box] of laneInputs) box.checked = lanes.includes(name);
