@@ -158,6 +158,11 @@ def slo_table(r, name):
         lines.append("%s: smallest %s meeting the SLO: %s" % (name, r["param"], low))
     lines.append("%s: largest %s meeting the SLO (%s): %s" % (
         name, r["param"], slo_rule(r["slo"]), "none" if best is None else best))
+    rec = (r.get("recommendation") or {}).get(name)
+    if rec is not None:       # what the page's sizing panel says: the setting to use, and why
+        lines.append("%s: recommended: %s" % (name, rec["text"]))
+        if rec["load"]:
+            lines.append("%s: %s" % (name, rec["load"]))
     return "\n".join(lines)
 
 

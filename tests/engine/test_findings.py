@@ -250,3 +250,19 @@ def test_slo_words_give_times_as_the_tables_do():
     p95 = r["metrics"]["ttft"]["p95"]
     assert p95 > 10_000 and why.startswith("p95 TTFT is %.1f s > 2 s (" % (p95 / 1000)), why
     assert " ms" not in why
+
+
+def test_the_cli_sweep_table_says_the_recommendation():
+    """`python -m py_engine sweep` printed the largest value meeting the SLO (128 here) and not
+    the setting the page recommends (the smallest with the most goodput: 32)."""
+    from support.cli import run_cli
+
+    args = ["--scheduler", "vllm", "--requests", "40", "--param", "slots",
+            "--values", "8,16,32,64,128"]
+    p = run_cli("sweep", *args)
+    assert p.returncode == 0, p.stderr[-400:]
+    rec = sweep({"scheduler": "vllm", "workload": {"requests": 40}}, "slots",
+                [8, 16, 32, 64, 128], ["vllm"])["recommendation"]["vllm"]
+    assert rec["value"] == 32
+    assert "vllm: recommended: %s" % rec["text"] in p.stdout.splitlines()
+    assert rec["text"].startswith("set max_num_seqs to 32: ")
