@@ -375,6 +375,36 @@ def test_block_view_under_the_vllm_lane(strict_page, site_url, native):
     assert used == want["samples"]["used"][i]
 
 
+# Where each text on the block view ends, in the canvas's own pixels (its transform applied).
+_TEXT_EDGES = """
+window.__cbxTextEdges = [];
+const fillText0 = CanvasRenderingContext2D.prototype.fillText;
+CanvasRenderingContext2D.prototype.fillText = function (text, x, y, ...rest) {
+  const c = this.canvas;
+  if (c && c.classList && c.classList.contains('blockview') && this.textAlign === 'left') {
+    const m = this.getTransform();
+    window.__cbxTextEdges.push([String(text), m.a * (x + this.measureText(text).width) + m.e, c.width]);
+  }
+  return fillText0.call(this, text, x, y, ...rest);
+};
+"""
+
+
+def test_the_block_views_title_fits_a_phone(strict_page, site_url):
+    """At 390 px the pool's title ran past the canvas's right edge ("... blocks in use ·"): it now
+    keeps the parts that fit, the pool's size first."""
+    page = strict_page
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.add_init_script(_TEXT_EDGES)
+    page.goto(f"{site_url}?preset=kv_pressure")
+    settle(page)
+    page.wait_for_function("() => window.__cbxTextEdges.some(([t]) => t.startsWith('KV pool:'))")
+    titles = page.evaluate("() => window.__cbxTextEdges.filter(([t]) => t.startsWith('KV pool:'))")
+    for text, right, width in titles:
+        assert right <= width, f"{text!r} ends at {right:.0f} of {width} px"
+    assert all(re.match(r"KV pool: [\d,]+ blocks of 16 tokens", t) for t, _, _ in titles), titles
+
+
 def test_the_story_embed_keeps_its_height_on_every_step(strict_page, site_url, native, tmp_path, page_origins):
     page = strict_page
     figures, story, skew = _blog_post(page, site_url, native, tmp_path, page_origins)

@@ -75,12 +75,16 @@ function geometry(canvas, result, view, w) {
   const H = blockViewHeight(view);
   const samples = samplesOf(kb);
   // The title goes right of the run's end when it fits there, else on a line of its own above.
-  const label = titleOf(result, samples);
+  const parts = titleOf(result, samples);
   const g2 = canvas.getContext('2d');
   g2.font = font(10.5);
-  const labelW = g2.measureText(label).width;
-  // Beside the run when it fits there; else over the plot's top-left corner on a backing.
-  const beside = X(result.metrics.passes) + 10 + labelW < w - 4;
+  let label = parts.join(' · ');
+  // Beside the run when it fits there; else over the plot's top-left corner on a backing, as many
+  // of its parts as fit the width (a phone's: the pool and its peak; the marks have the legend).
+  const beside = X(result.metrics.passes) + 10 + g2.measureText(label).width < w - 4;
+  for (let n = parts.length - 1; !beside && n > 0 && G + 14 + g2.measureText(label).width > w; n--) {
+    label = parts.slice(0, n).join(' · ');
+  }
   const top = 3, bottom = Math.round(12 * t.scale);
   const ph = Math.max(8, H - top - bottom);
   let peak = kb.total ?? 1;
@@ -89,13 +93,14 @@ function geometry(canvas, result, view, w) {
     Y: (v) => top + ph - (v / peak) * ph };
 }
 
+/** The title's parts, most important first. */
 function titleOf(result, samples) {
   const kb = result.kv_blocks;
   const peakUsed = samples.reduce((a, s) => Math.max(a, s.used), 0);
   const hits = hitPasses(result).length;
   const pool = kb.total != null ? `${fmt(kb.total)} blocks of ${fmt(kb.block_size)} tokens` : `unlimited, blocks of ${fmt(kb.block_size)} tokens`;
-  return `KV pool: ${pool} · peak ${fmt(peakUsed)} blocks in use · ▲ ${fmt(result.metrics?.preemptions ?? 0)} preemptions`
-    + (hits ? ` · ● ${fmt(hits)} prefix-cache hits` : '');
+  return [`KV pool: ${pool}`, `peak ${fmt(peakUsed)} blocks in use`,
+    `▲ ${fmt(result.metrics?.preemptions ?? 0)} preemptions`, ...(hits ? [`● ${fmt(hits)} prefix-cache hits`] : [])];
 }
 
 /** What the block view of this result shows, as legend entries {key (a CSS class), text}. */
