@@ -274,7 +274,9 @@ def gpus(scenario):
     return cost["tp"] if isinstance(cost, dict) and cost.get("kind") == "roofline" else 1
 
 
-def compute(sim, scenario):
+def compute(sim, scenario, itl=True):
+    """A finished core's metrics (itl False: without the pooled inter-token latency, the one
+    costly metric a fleet's per-replica rows do not show)."""
     n, slots, passes = sim.n, sim.slots, sim.passes
     arrive, out, first, done, last = (sim.arrive, sim.out, sim.first_tick, sim.done_tick,
                                       sim.last_tick)
@@ -346,7 +348,7 @@ def compute(sim, scenario):
         "peak_running": sim.peak_in_slot,
         "ttft": tt,
         "tpot": tp,
-        "itl": _weighted_pcts(sim.rec.gap_weights, sim.rec.gap_lines),
+        "itl": _weighted_pcts(sim.rec.gap_weights, sim.rec.gap_lines) if itl else None,
         "e2e": te,
         "goodput_rps": good / seconds,
         "offered_rps": n / span if span > 0 else None,

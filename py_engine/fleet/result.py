@@ -143,7 +143,7 @@ def replica_entries(replicas, pool=None):
         if pool is not None:
             entry["pool"] = pool
         if rep.sim.n:
-            m = run_metrics(_One(rep))
+            m = run_metrics(_One(rep), itl=False)     # REPLICA_METRICS has no ITL
             entry["metrics"] = {k: m[k] for k in REPLICA_METRICS}
         else:
             entry["metrics"] = None
