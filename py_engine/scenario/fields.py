@@ -11,6 +11,7 @@ What each attribute means: scenario/field.py.
 """
 
 from ..model.roofline import DEFAULT_FIT, FIT_CHOICES
+from ..workload.blocks import ID_SPAN
 from ..workload.generator import MAX_ARRIVE
 from ..workload.traces import NAMES
 from .field import Field
@@ -391,7 +392,7 @@ ITEM_FIELDS = [
           "hash_block) ids, the last block may be partial; the Mooncake traces' format): equal "
           "ids at equal positions are equal tokens, so prefix caches and routers match on them. "
           "Not with prefix_id.",
-          min=0, max=2**31 - 1),
+          min=0, max=ID_SPAN - 1),
 ]
 REQUIRED_ITEM_FIELDS = 3
 

@@ -17,6 +17,8 @@ the whole blocks of hash_block tokens a request's chain shares.
 
 from .generator import Trace
 
+ID_SPAN = 2 ** 31          # hash ids are 0 .. ID_SPAN - 1 (the field workload.items.hash_ids)
+
 
 def chains(trace):
     """Per request the trie nodes of its hash_ids (see the module docstring), or None."""
@@ -27,14 +29,17 @@ def chains(trace):
     if hids is None:
         return None
     node, out = {}, []
+    get = node.get
     for ids in hids:
         if ids is None:
             out.append(None)
             continue
         parent, chain = -1, []
         for h in ids:
-            key = (parent, h)
-            parent = node.get(key)
+            # the child h of parent, as one int rather than a tuple (a third less time): ids are
+            # below ID_SPAN (the field's range), so distinct pairs give distinct keys
+            key = parent * ID_SPAN + h
+            parent = get(key)
             if parent is None:
                 parent = node[key] = len(node)
             chain.append(parent)

@@ -18,7 +18,7 @@ from py_engine.api import drain
 from py_engine.fleet.result import FleetRun
 from py_engine.fleet.run import run_fleet_steps
 from py_engine.scenario.prepared import prepare
-from py_engine.workload.blocks import block_reuse, chains
+from py_engine.workload.blocks import ID_SPAN, block_reuse, chains
 from py_engine.workload.generator import Trace, generate
 
 ROUTERS = ["round_robin", "random", "least_outstanding", "power_of_two", "vllm_dp",
@@ -270,6 +270,16 @@ def test_block_reuse_of_a_cache_only_replay():
     assert block_reuse(c) == pytest.approx(3 / 7)
     # replicas 0, 1, 0, 1: distinct (replica, node): (0,[1]) (0,[1,2]) (1,[1]) (1,[1,3]) (1,[2])
     assert block_reuse(c, [0, 1, 0, 1]) == pytest.approx(2 / 7)
+
+
+
+def test_chains_tell_ids_at_both_ends_of_their_range_apart():
+    """The trie keys a (parent, id) pair as one int: ids 0 and the largest allowed, as roots and
+    as children, are still four distinct contents."""
+    top = ID_SPAN - 1
+    t = Trace([0] * 5, [1024] * 5, [1] * 5,
+              hash_ids=[[0, top], [0, top], [top, 0], [top], [0, 0]])
+    assert chains(t) == [[0, 1], [0, 1], [2, 3], [2], [0, 4]]
 
 
 # ---------------------------------------------------------------- input
