@@ -81,7 +81,7 @@ class Sim(Verbs):
                  "t_useful", "t_prefill", "t_pad", "t_rows", "admit_tick", "admit_pass",
                  "first_tick", "first_pass", "done_tick", "done_pass", "last_tick", "emitted",
                  "preemptions", "cached_tokens", "in_slot", "n_in_slot", "peak_in_slot", "rec",
-                 "open")
+                 "open", "phase_ended_at")
 
     def __init__(self, trace, slots, cost, seg_cap=None, log_cap=None):
         arrive, prompt, out = trace
@@ -136,6 +136,9 @@ class Sim(Verbs):
         # a fleet's replica (fleet/run.py): requests are added as the router sends them, and
         # while `open` more may come, so an idle replica waits rather than finishing
         self.open = False
+        # the last pass at whose end a resident's phase ended (-1: none yet): a policy that
+        # reads it knows whether the run just ended changed any resident
+        self.phase_ended_at = -1
 
     def add_request(self, arrive, prompt, out):
         """A fleet's router sends request n (arriving at `arrive` ticks, at or after the last
@@ -342,6 +345,7 @@ class Sim(Verbs):
         emitted, last_tick = self.emitted, self.last_tick
         inline = self.inline_transitions
         if self._finals:
+            self.phase_ended_at = passes
             finals = self._finals
             self._finals = []
             for r in finals:
@@ -372,6 +376,7 @@ class Sim(Verbs):
             r = res[slot]
             if r is None or r.target != passes:
                 continue
+            self.phase_ended_at = passes
             if not inline or r.ghost or r.hold_until > passes or r.phase != DECODE:
                 self._transition(r)
                 continue

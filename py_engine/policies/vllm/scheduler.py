@@ -64,6 +64,9 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
     label = "vLLM " + VLLM_VERSION
     summary = "its V1 scheduler, exactly: paged KV, token budget, prefix cache, preemption"
     order = 2
+    # an event where the plan would repeat the planned step does not plan (runs.py _repeats);
+    # False plans at every event (the stepped benchmark, the reference the runs are held to)
+    continues = True
 
     def __init__(self, sim, scenario, trace=None):
         super().__init__(sim, scenario, trace)
@@ -118,6 +121,8 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
         self.unprocessed = None       # async: the step whose outputs are not processed yet
         self.plan_passes = 0          # sim.passes when the step was planned
         self.h = None                 # horizon of the planned step
+        self.h_plan = None            # passes it repeats from its plan (runs.py _set_horizon)
+        self.chunking = False         # the plan applied the chunk (more than one request)
         self.step_growth = None       # its blocks over m repeats (runs.Runs._step_growth)
         self.wants = True
         self.last_progress = 0        # pass of the last sampled token
@@ -178,6 +183,8 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
 
     # ------------------------------------------------------------ the core's hooks
     def schedule(self):
+        if self.continues and self._repeats():
+            return                        # the planned step again: the run goes on (runs.py)
         sim, pool = self.sim, self.pool
         # work (sim/work.py): the plan and _apply walk the running list; the pool counts the
         # blocks it touched since the last call
@@ -258,7 +265,8 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
     def _plan(self):
         """schedule(): -> (scheduled {request: tokens} in order, preempted, admitted {request:
         computed tokens at admission}, info for the horizon)."""
-        threshold = self.chunk if len(self.running) + len(self.waitq) > 1 else 0
+        self.chunking = len(self.running) + len(self.waitq) > 1
+        threshold = self.chunk if self.chunking else 0
         if self.lazy:
             planned = self._schedule_running_at_once(threshold)
             if planned is not None:
