@@ -10,8 +10,6 @@ freed or looked up inside a run). Every number equals the policy stepped one pas
 (tests/vllm/test_policy.py, bench/vllm.py).
 """
 
-from operator import itemgetter
-
 from ...sim.exact import cdiv
 from .growth import Growth
 
@@ -136,7 +134,7 @@ class Runs:
                 or (lingering and not self._frees_change_nothing())):
             self.h_plan = 1
         else:
-            self.h_plan = self._repeat_horizon(sched)
+            self.h_plan = self._repeat_horizon(sched, self.budget - budget)
         # the run still ends after one pass where it did before (an arrival this plan could not
         # see; the finished requests' frees): the passes log's runs stay the same
         if lingering or (self.arrived and self.wants):
@@ -151,9 +149,9 @@ class Runs:
         the same (it is ignored while one request runs or waits)."""
         return not self.waitq and (len(self.running) > 1) == self.chunking
 
-    def _repeat_horizon(self, sched):
-        """Passes the planned step repeats before its blocks run out, or a run's booking would
-        grow too long (None: no such bound)."""
+    def _repeat_horizon(self, sched, tokens):
+        """Passes the planned step (`tokens` a step) repeats before its blocks run out, or a
+        run's booking would grow too long (None: no such bound)."""
         if self.pool.total is None or not (sched or self.sd):
             h = None
         else:
@@ -162,7 +160,7 @@ class Runs:
             # a run's repeated steps are booked at once (_bulk), block by block: bound a run so
             # that booking stays a fraction of a second and the work cap can stop between runs
             # (any horizon gives the same decisions: the stepped benchmark is one pass a run)
-            k = max(1, BULK_TOKENS // max(1, sum(map(itemgetter(0), self.step.values()))))
+            k = max(1, BULK_TOKENS // max(1, tokens))
             if h is None or h > k:
                 h = k
         return h
