@@ -106,8 +106,14 @@ class Steady:
                 step[r] = (1, True)
 
     def _sd_materialize_all(self):
-        for r in list(self.sd):
-            self._sd_materialize(r)
+        """Every steady decoder explicit again (_sd_materialize for each, the steps' entries
+        added at once, in the same order)."""
+        decoders = list(self.sd)
+        for r in decoders:
+            self._sd_leave(r)
+        for step in (self.step, self.unprocessed):
+            if isinstance(step, Step) and step.sd:
+                step.update(dict.fromkeys(decoders, (1, True)))
         self.sd_done.clear()
         self.sd_linger.clear()
 
@@ -143,6 +149,7 @@ class Steady:
         # the steady decoders' new blocks this step: those whose last block is full
         grow_sd = self.sd_hist[-self.sd_steps % bs] if self.sd else 0
         tokens, blocks = len(self.sd), grow_sd
+        budget = self.budget
         lingering, plan = 0, []
         for r in self.special:
             c, p = computed[r], placeholders[r]
@@ -153,11 +160,13 @@ class Steady:
             if 0 < threshold < n:
                 n = threshold
             tokens += n
+            if tokens >= budget:    # the budget binds: the rest cannot change that
+                return None
             grow = -(-(c + n) // bs) - held[r]
             if grow > 0:
                 blocks += grow
             plan.append((r, n, grow))
-        if tokens >= self.budget or blocks > pool.num_free():
+        if tokens >= budget or blocks > pool.num_free():
             return None
         pool.free -= grow_sd
         sched = {}
@@ -165,7 +174,7 @@ class Steady:
             if grow > 0:
                 pool.try_grow(r, computed[r] + n)
             sched[r] = n
-        return sched, self.budget - tokens, lingering
+        return sched, budget - tokens, lingering
 
     # ------------------------------------------------------------ the aggregate
     def _sd_growth(self, m):
