@@ -64,3 +64,26 @@ def test_going_on_through_a_repeating_plan_changes_no_number(case, monkeypatch):
     assert fast == slow
     if case in REPEAT_CASES[len(CASES):]:       # arrivals while a run goes on: it goes on
         assert any(went_on)
+
+
+TABLE_CASES = REPEAT_CASES + [
+    {"scheduler": "vllm", "workload": {"requests": 150, "prefix": {"kind": "system", "groups": 3,
+                                                                   "tokens": 200},
+                                       "arrival": {"kind": "poisson", "rate": 10}},
+     "server": {"slots": 32, "kv_tokens": 12000, "block_size": 4}},
+    {"scheduler": "vllm", "workload": {"requests": 150, "output_mean": 300},
+     "server": {"slots": 48, "kv_tokens": 20000, "preemption": "swap", "policy": "priority"}},
+]
+
+
+@pytest.mark.parametrize("case", TABLE_CASES, ids=range(len(TABLE_CASES)))
+def test_steady_decoders_with_block_tables_change_no_number(case, monkeypatch):
+    """With the prefix cache (async) steady decoders are touched only when they take a block
+    and cache their blocks when they leave the steady set (steady.py): the whole result
+    equals the one that walks every running request at every plan."""
+    fast = api.simulate(case)
+    monkeypatch.setattr(VLLM, "steady_tables", False)
+    slow = api.simulate(case)
+    for res in (fast, slow):
+        res.pop("seconds", None)
+    assert fast == slow

@@ -25,11 +25,13 @@ Async scheduling, the pool, exactness and our swap extension: the package's docs
 
 Event-driven: a step is planned exactly at every event; between events the same batch repeats and
 the core runs those steps as one run (runs.py); where nothing binds, only the requests whose state
-changes are touched (steady.py). With the prefix cache observable every running request is
-walked at each event (which block a request takes is observable there), but a walk skips what
-cannot change: the pool for a step within a request's last block, the core for a resident told
-the same tokens as before (`told`), the horizon's search when the free blocks cover every running
-request's final blocks (`need_total`). Names follow vLLM's: num_computed_tokens,
+changes are touched (steady.py; with the prefix cache, under async scheduling: the decoders that
+take a block are touched too). Where every running request is walked (something binds, or sync
+scheduling with the prefix cache), a walk skips what cannot change: the pool for a step within a
+request's last block, the core for a resident told the same tokens as before (`told`), the
+horizon's search when the free blocks cover every running request's final blocks
+(`need_total`). An event where the plan would repeat the planned step does not plan (runs.py
+`_repeats`). Names follow vLLM's: num_computed_tokens,
 num_tokens (prompt + outputs delivered), num_output_placeholders (async), max_tokens.
 
 vLLM never finishes some traces (priority scheduling on a tight pool without full-prompt
@@ -67,6 +69,9 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
     # an event where the plan would repeat the planned step does not plan (runs.py _repeats);
     # False plans at every event (the stepped benchmark, the reference the runs are held to)
     continues = True
+    # steady decoders also with the prefix cache (async); False walks every running request
+    # at every plan there (the path they are tested against)
+    steady_tables = True
 
     def __init__(self, sim, scenario, trace=None):
         super().__init__(sim, scenario, trace)
@@ -134,7 +139,12 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
         self.pc = {"queries": 0, "hits": 0, "preempted_queries": 0, "preempted_hits": 0}
         self.plan_log = None          # tests: a list to record every planned step into
         self.samples = BlockSamples(sample_cap(self.max_seqs), bs, total)
-        self._init_steady(isinstance(self.pool, CountingPool))
+        self.admission_order = [0] * n   # its place in the running list (a counter)
+        self.admissions = 0
+        # steady decoders: with block counts, or block tables under async scheduling (the
+        # blocks a decoder caches while steady are cached when it leaves: steady.py)
+        self._init_steady(isinstance(self.pool, CountingPool)
+                          or (self.async_ and self.steady_tables))
         if not self.lazy:
             self.special = self.running   # every running request is special: one dict
 
@@ -151,6 +161,7 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
         self.stale.append(0)
         self.status.append(WAITING)
         self.looked_up.append(False)
+        self.admission_order.append(0)
         remote = self.trace.remote_kv
         if remote is not None and remote[r]:
             self.remote[r] = remote[r]
@@ -282,6 +293,7 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
         if self.lazy:            # the materialized decoders are special again, in running order
             self.running = dict.fromkeys(running)
             self.special = dict.fromkeys(running)
+            self.special_in_order = True
         elif preempted:          # without steady decoders every running request is special
             self.running = self.special = dict.fromkeys(running)
         admitted, blocked = {}, None
@@ -377,6 +389,8 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
             self._admitted(r, len(hits) * bs, start)
             running[r] = None
             special[r] = None
+            self.admission_order[r] = self.admissions
+            self.admissions += 1
             self.need_total += self._final_blocks(r)
             sched[r] = n
             admitted[r] = start
