@@ -121,7 +121,8 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
         self.waitq = WaitQueue(self.fcfs, self.prio, self.arrive)   # visible waiting requests
         self.arrived = deque()        # released by the core, not yet visible (async)
         self.slot_of = {}
-        self.told = {}                # request -> the tokens its resident was last given (_apply)
+        self.told = {}                # request -> the tokens its resident runs a pass, as last told
+                                      # (_apply; 1 after a pass that samples: it decodes)
         self.step = Step()            # the planned step: {request: (tokens, samples)}
         self.unprocessed = None       # async: the step whose outputs are not processed yet
         self.plan_passes = 0          # sim.passes when the step was planned
