@@ -35,13 +35,12 @@ A request leaves the steady set when it would linger (async: its last token in f
 What an event still costs where nothing binds: the special requests (each request is special at
 about 3-4 plans: its admission, its first decode, its last token in flight, its finish), O(1) for
 the steady set (the histogram bucket whose last block is full gives one step's new blocks), and
-one Growth (O(block_size)) when a run of several steps ends.
+a sum over at most block_size buckets when a run of several steps ends.
 """
 
 import heapq
 
 from ...sim.exact import cdiv
-from .growth import Growth
 from .status import RUNNING
 
 
@@ -79,8 +78,6 @@ class Steady:
         self.special_in_order = True
         self.sd_steps = self.sd_updates = 0
         self.sd_hist = [0] * self.bs    # steady decoders by a mod block_size
-        self.sd_version = 0             # changes with sd_hist
-        self.sd_growth_of = (None, None)    # ((sd_steps, sd_version), their Growth)
         self.sd_done = []               # heap (sd_updates at which it finishes (sync), request)
         self.sd_linger = []             # heap (sd_steps at whose plan it lingers (async), request)
 
@@ -91,7 +88,6 @@ class Steady:
         a, b = computed[r] - self.sd_steps, num_tokens[r] - self.sd_updates
         self.sd[r] = (a, b, self.inflight[r] - self.sd_steps + self.sd_updates)
         self.sd_hist[a % self.bs] += 1
-        self.sd_version += 1
         if self.sd_members is not None:
             self.sd_members[a % self.bs][r] = None
         del self.special[r]
@@ -120,7 +116,6 @@ class Steady:
         """r is explicit again: its counters written back (the pending steps are the caller's)."""
         a, b, i = self.sd.pop(r)
         self.sd_hist[a % self.bs] -= 1
-        self.sd_version += 1
         self.num_computed_tokens[r] = a + self.sd_steps
         self.num_tokens[r] = t = b + self.sd_updates
         self.inflight[r] = i + self.sd_steps - self.sd_updates
@@ -234,13 +229,17 @@ class Steady:
 
     # ------------------------------------------------------------ the aggregate
     def _sd_growth(self, m):
-        """Blocks the steady decoders allocate over their next m steps."""
+        """Blocks the steady decoders allocate over their next m = q bs + t steps: one whose last
+        block has u free slots takes q + [u < t] (growth.py), and those of bucket g have
+        u = -(g + sd_steps) % bs: a sum over t buckets (no Growth built per plan)."""
         if not self.sd or m <= 0:
             return 0
-        key = (self.sd_steps, self.sd_version)
-        if self.sd_growth_of[0] != key:
-            self.sd_growth_of = (key, Growth(self.bs, by_free=self._sd_by_free()))
-        return self.sd_growth_of[1](m)
+        bs, hist, s = self.bs, self.sd_hist, self.sd_steps
+        q, t = divmod(m, bs)
+        blocks = len(self.sd) * q
+        for u in range(t):
+            blocks += hist[(-s - u) % bs]
+        return blocks
 
     def _sd_by_free(self):
         """The steady decoders by the free slots in their last block (None: there are none)."""
