@@ -144,16 +144,31 @@ class Steady:
         for step in (self.step, self.unprocessed):
             if isinstance(step, Step) and step.sd:
                 step.update(dict.fromkeys(decoders, (1, True)))
+                self._sd_step_in_order(step)
         self.sd_done.clear()
         self.sd_linger.clear()
 
     def _sd_lingering(self):
         """Before a plan (async): steady decoders whose last token is in flight become explicit."""
         heap = self.sd_linger
+        left = False
         while heap and heap[0][0] <= self.sd_steps:
             _, r = heapq.heappop(heap)
             if r in self.sd:
                 self._sd_materialize(r)
+                left = True
+        if left and isinstance(self.unprocessed, Step) and self.unprocessed.sd:
+            self._sd_step_in_order(self.unprocessed)
+
+    def _sd_step_in_order(self, step):
+        """With block tables, a step's requests in running order again after steady decoders
+        were added at its end: its outputs free finished tables in that order (free_request:
+        the free queue's order), and cache blocks in it."""
+        if self.sd_members is not None:
+            order = self.admission_order
+            entries = sorted(step.items(), key=lambda e: order[e[0]])
+            step.clear()
+            step.update(entries)
 
     def _sd_finished(self):
         """After a step's outputs (sync): the steady decoders whose last token that was."""
