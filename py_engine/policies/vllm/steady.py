@@ -282,14 +282,20 @@ class Steady:
         (the step at sd_steps = s gives one to those with (a + s) % bs == 0)."""
         grow, sd, bs, s = self.pool.grow, self.sd, self.bs, self.sd_steps
         end = s + steps
+        # work (sim/work.py): a decoder touched counts as one a walk touches (its blocks are
+        # the pool's count)
         if steps >= bs:
+            self.sim.count_work(len(sd))
             for r, (a, _, _) in sd.items():
                 grow(r, a + end)
             return
         members = self.sd_members
         for t in range(s, end):
-            for r in members[-t % bs]:
-                grow(r, sd[r][0] + end)
+            bucket = members[-t % bs]
+            if bucket:
+                self.sim.count_work(len(bucket))
+                for r in bucket:
+                    grow(r, sd[r][0] + end)
 
     def _sd_tokens(self):
         """{request: 1} of the steady decoders (tests' plan log)."""
