@@ -361,6 +361,10 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
         num_tokens, pool, bs = self.num_tokens, self.pool, self.bs
         running, waitq, special = self.running, self.waitq, self.special
         caching, full_fit, max_seqs = pool.caching, self.full_fit, self.max_seqs
+        order, admissions = self.admission_order, self.admissions
+        final_blocks = 0                # of the admitted (need_total's share, _final_blocks)
+        prompt, max_tokens = self.num_prompt_tokens, self.max_tokens
+        blocked = None
         while budget > 0 and waitq:
             if len(running) >= max_seqs:
                 break
@@ -382,7 +386,8 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
             # need() grows with the tokens: with full-prompt admission the first chunk fits
             # when the whole sequence does
             if pool.need(r, num_tokens[r] if full_fit else start + n, hits) > pool.num_free():
-                return budget, r
+                blocked = r
+                break
             waitq.pop()
             pool.allocate(r, start + n, hits)
             if caching:
@@ -390,13 +395,15 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
             self._admitted(r, len(hits) * bs, start)
             running[r] = None
             special[r] = None
-            self.admission_order[r] = self.admissions
-            self.admissions += 1
-            self.need_total += self._final_blocks(r)
+            order[r] = admissions
+            admissions += 1
+            final_blocks += -(-(prompt[r] + max_tokens[r] - 1) // bs)
             sched[r] = n
             admitted[r] = start
             budget -= n
-        return budget, None
+        self.admissions = admissions
+        self.need_total += final_blocks
+        return budget, blocked
 
     def _admitted(self, r, hit, start):
         resumed = self.status[r] == PREEMPTED
