@@ -24,6 +24,8 @@ CASE = {"scheduler": "vllm",
 
 
 class _StepVLLM(VLLM):
+    continues = False       # plans at every pass, also where the plan repeats
+
     def horizon(self):
         return 1
 

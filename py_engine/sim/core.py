@@ -81,7 +81,7 @@ class Sim(Verbs):
                  "t_useful", "t_prefill", "t_pad", "t_rows", "admit_tick", "admit_pass",
                  "first_tick", "first_pass", "done_tick", "done_pass", "last_tick", "emitted",
                  "preemptions", "cached_tokens", "in_slot", "n_in_slot", "peak_in_slot", "rec",
-                 "open")
+                 "open", "phase_ended_at", "batch_edits", "_line_memo")
 
     def __init__(self, trace, slots, cost, seg_cap=None, log_cap=None):
         arrive, prompt, out = trace
@@ -136,6 +136,11 @@ class Sim(Verbs):
         # a fleet's replica (fleet/run.py): requests are added as the router sends them, and
         # while `open` more may come, so an idle replica waits rather than finishing
         self.open = False
+        # the last pass at whose end a resident's phase ended (-1: none yet): a policy that
+        # reads it knows whether the run just ended changed any resident
+        self.phase_ended_at = -1
+        self.batch_edits = 0            # verbs that changed a resident so far (verbs.py)
+        self._line_memo = None          # the roofline's sums at a pass (_run_line)
 
     def add_request(self, arrive, prompt, out):
         """A fleet's router sends request n (arriving at `arrive` ticks, at or after the last
@@ -155,7 +160,23 @@ class Sim(Verbs):
     def _run_line(self, deployment):
         """The batch as the roofline sees it (roofline.py): per row its new tokens n and the
         context already in its KV; a decoding row's context grows by 1 per pass, a prefilling
-        row's by its chunk, a held (static padding) row's not at all. -> run_line(...)."""
+        row's by its chunk, a held (static padding) row's not at all. -> run_line(...).
+        A batch no verb and no phase end changed since the last call is the same rows, each
+        context grown by its tokens a pass: its sums move on without a walk (a policy may end
+        a run where nothing changed: vllm's arrival it cannot see yet)."""
+        passes, memo = self.passes, self._line_memo
+        if (memo is not None and memo[1] == self.batch_edits
+                and self.phase_ended_at <= memo[0]):
+            _, edits, tokens, rows, ctx, att, d_ctx, d_att = memo
+            ctx += (passes - memo[0]) * d_ctx
+            att += (passes - memo[0]) * d_att
+        else:
+            tokens, rows, ctx, att, d_ctx, d_att = self._line_sums()
+        self._line_memo = (passes, self.batch_edits, tokens, rows, ctx, att, d_ctx, d_att)
+        return deployment.run_line(tokens, rows, ctx, att, d_ctx, d_att, self.ptoks)
+
+    def _line_sums(self):
+        """_run_line's sums over the residents, walked."""
         tokens = rows = ctx = att = d_ctx = d_att = 0
         kv_of = self._kv_of
         # a walk over the residents, per run (work.py); the empty slots are skipped in C
@@ -182,7 +203,7 @@ class Sim(Verbs):
             att += n * kv + n * (n + 1) // 2
             d_ctx += n
             d_att += n * n
-        return deployment.run_line(tokens, rows, ctx, att, d_ctx, d_att, self.ptoks)
+        return tokens, rows, ctx, att, d_ctx, d_att
 
     # ------------------------------------------------------------ the loop
     def run(self, policy, until=None):
@@ -342,6 +363,7 @@ class Sim(Verbs):
         emitted, last_tick = self.emitted, self.last_tick
         inline = self.inline_transitions
         if self._finals:
+            self.phase_ended_at = passes
             finals = self._finals
             self._finals = []
             for r in finals:
@@ -372,6 +394,7 @@ class Sim(Verbs):
             r = res[slot]
             if r is None or r.target != passes:
                 continue
+            self.phase_ended_at = passes
             if not inline or r.ghost or r.hold_until > passes or r.phase != DECODE:
                 self._transition(r)
                 continue

@@ -138,6 +138,7 @@ def _run_inline(self, policy, until):
                 rec.log_truncated = True
             # end the phases that ended with it (as _end_phases)
             if self._finals:
+                self.phase_ended_at = passes
                 finals = self._finals
                 self._finals = []     # (_transition's _unaggregate looks in it)
                 for r in finals:
@@ -167,6 +168,7 @@ def _run_inline(self, policy, until):
                 r = res[slot]
                 if r is None or r.target != passes:
                     continue
+                self.phase_ended_at = passes
                 phase = r.phase
                 if phase == DECODE and r.hold_until <= passes and not r.ghost:
                     # its last token: done, slot freed at once (as _transition, _retire)

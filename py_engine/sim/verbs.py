@@ -48,6 +48,7 @@ class Verbs(Phases):
             _refuse("admit", "no free slot (%d of %d in use)" % (self.n_resident, self.slots))
         if type(chunk) is not int or chunk < 1:
             _refuse("admit", "chunk must be an integer >= 1, not %r" % (chunk,))
+        self.batch_edits += 1
         r = Resident()
         if rid >= 0:
             if type(rid) is not int or rid >= self.next_arrival:
@@ -103,6 +104,7 @@ class Verbs(Phases):
         r = self._resident("set_chunk", slot)
         if type(chunk) is not int or chunk < 1:
             _refuse("set_chunk", "chunk must be an integer >= 1, not %r" % (chunk,))
+        self.batch_edits += 1
         if r.phase == PREFILL:
             self._unaggregate(r)
             self._prefill_progress(r)
@@ -134,6 +136,7 @@ class Verbs(Phases):
         r = self._resident("evict", slot)
         if r.ghost:
             _refuse("evict", "slot %d holds an empty row of a static group" % slot)
+        self.batch_edits += 1
         if r.phase == PAUSED:
             self.rows += 1  # _free_slot removes its row again
         self._unaggregate(r)
@@ -155,6 +158,7 @@ class Verbs(Phases):
             return
         if r.phase == HOLD:
             _refuse("pause", "slot %d holds a finished request (its slot is held)" % slot)
+        self.batch_edits += 1
         self._unaggregate(r)
         if r.phase == PREFILL:
             self._prefill_progress(r)
@@ -173,6 +177,7 @@ class Verbs(Phases):
             return
         if type(chunk) is not int or chunk < 1:
             _refuse("unpause", "chunk must be an integer >= 1, not %r" % (chunk,))
+        self.batch_edits += 1
         self.rows += 1
         r.chunk = chunk
         if r.pf_left == 0 and r.dec_at >= 0:  # it was decoding: continue, gap from its last token

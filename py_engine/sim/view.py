@@ -6,6 +6,8 @@ future) and refuses a bad decision with a PolicyError naming the rule.
 Read (ticks are integers: 1 tick = 1e-6 of the cost unit):
 
     now, passes, last_start   the clock; passes completed so far; the last run's last pass start
+    phase_ended_at            the last pass at whose end some resident's phase ended (-1: none):
+                              == passes when the run just ended changed a resident
     n, slots, n_resident      requests in the trace; slots (max_num_seqs); residents now
     arrive, prompt, out       per request id: arrival tick, prompt and output tokens
     emitted                   per request id: tokens emitted so far (exact for non-decoding ones)
@@ -85,6 +87,10 @@ class SimView:
     @property
     def last_start(self) -> int:
         return self._sim.last_start
+
+    @property
+    def phase_ended_at(self) -> int:
+        return self._sim.phase_ended_at
 
     @property
     def n_resident(self) -> int:

@@ -288,3 +288,33 @@ def test_the_fused_loop_is_taken_under_a_linear_cost_only(monkeypatch, cost):
     monkeypatch.setattr(Sim, "inline_transitions", False)
     run = run_sim(raw)
     assert calls["n"] == run.sim.rec.n_runs > 0
+
+
+ROOFLINE = {"kind": "roofline", "model": "llama-3.1-8b", "gpu": "h100-80gb"}
+
+
+@pytest.mark.parametrize("scheduler", ["continuous", "static", "vllm"])
+def test_the_roofline_sums_moved_on_equal_a_walk(scheduler, monkeypatch):
+    """Sim._run_line moves the roofline's sums on without walking the residents when no verb
+    and no phase end changed the batch since the last run: at every run they equal a walk."""
+    line, walk, moved = Sim._run_line, Sim._line_sums, []
+
+    def checking(self, deployment):
+        walks = len(moved)
+        out = line(self, deployment)
+        if len(moved) == walks:          # no walk: the sums were moved on
+            moved.append(None)
+            assert self._line_memo[2:] == walk(self)
+        return out
+
+    def walking(self):
+        moved.append(True)
+        return walk(self)
+
+    monkeypatch.setattr(Sim, "_run_line", checking)
+    monkeypatch.setattr(Sim, "_line_sums", walking)
+    raw = {"scheduler": scheduler, "workload": {"requests": 120, "arrival": {
+        "kind": "poisson", "rate": 6}}, "server": {"slots": 16, "cost": ROOFLINE}}
+    run_sim(raw)
+    if scheduler == "vllm":             # it ends runs where nothing changed
+        assert None in moved

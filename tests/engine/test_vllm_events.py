@@ -34,3 +34,56 @@ def test_every_slot_holder_is_running_after_a_plan(case, monkeypatch):
     monkeypatch.setattr(VLLM, "schedule", checking)
     api.simulate(case)
     assert plans
+
+
+REPEAT_CASES = CASES + [
+    {"scheduler": "vllm", "workload": {"requests": 200, "arrival": {"kind": "poisson", "rate": 6}},
+     "server": {"slots": 16, "kv_tokens": 6000}},
+    {"scheduler": "vllm", "workload": {"requests": 150, "arrival": {"kind": "poisson", "rate": 3}},
+     "server": {"cost": {"kind": "roofline", "model": "llama-3.1-8b", "gpu": "h100-80gb"}}},
+]
+
+
+@pytest.mark.parametrize("case", REPEAT_CASES, ids=range(len(REPEAT_CASES)))
+def test_going_on_through_a_repeating_plan_changes_no_number(case, monkeypatch):
+    """An event where the plan would repeat the planned step does not plan (runs.py _repeats):
+    the whole result equals the one planned at every event."""
+    repeats, went_on = VLLM._repeats, []
+
+    def counting(self):
+        out = repeats(self)
+        went_on.append(out)
+        return out
+
+    monkeypatch.setattr(VLLM, "_repeats", counting)
+    fast = api.simulate(case)
+    monkeypatch.setattr(VLLM, "continues", False)
+    slow = api.simulate(case)
+    for res in (fast, slow):
+        res.pop("seconds", None)
+    assert fast == slow
+    if case in REPEAT_CASES[len(CASES):]:       # arrivals while a run goes on: it goes on
+        assert any(went_on)
+
+
+TABLE_CASES = REPEAT_CASES + [
+    {"scheduler": "vllm", "workload": {"requests": 150, "prefix": {"kind": "system", "groups": 3,
+                                                                   "tokens": 200},
+                                       "arrival": {"kind": "poisson", "rate": 10}},
+     "server": {"slots": 32, "kv_tokens": 12000, "block_size": 4}},
+    {"scheduler": "vllm", "workload": {"requests": 150, "output_mean": 300},
+     "server": {"slots": 48, "kv_tokens": 20000, "preemption": "swap", "policy": "priority"}},
+]
+
+
+@pytest.mark.parametrize("case", TABLE_CASES, ids=range(len(TABLE_CASES)))
+def test_steady_decoders_with_block_tables_change_no_number(case, monkeypatch):
+    """With the prefix cache (async) steady decoders are touched only when they take a block
+    and cache their blocks when they leave the steady set (steady.py): the whole result
+    equals the one that walks every running request at every plan."""
+    fast = api.simulate(case)
+    monkeypatch.setattr(VLLM, "steady_tables", False)
+    slow = api.simulate(case)
+    for res in (fast, slow):
+        res.pop("seconds", None)
+    assert fast == slow

@@ -4,6 +4,8 @@ placed in slots, and the swap's transfer time added to the pass."""
 
 from itertools import chain
 
+NOT_SAMPLING = (0, False)
+
 
 class Apply:
 
@@ -20,7 +22,7 @@ class Apply:
         # the steady decoders go on as they are; requests that became steady in this step are
         # in sched (a paused one is unpaused). A request told the same tokens as last time is
         # skipped: its resident's chunk is those tokens, and schedule_tokens would do nothing
-        special = self.special
+        special, step = self.special, self.step
         for r in chain(special, [r for r in sched if r not in special] if self.lazy else ()):
             n = sched.get(r)
             if n is not None and told.get(r) == n:
@@ -35,10 +37,13 @@ class Apply:
                 told.pop(r, None)
             else:
                 sim.schedule_tokens(slot, n)
-                told[r] = n
+                told[r] = 1 if step.get(r, NOT_SAMPLING)[1] else n
         num_tokens = self.num_tokens
         for r, start in admitted.items():
-            n = told[r] = sched[r]
+            n = sched[r]
+            # a request that samples in this pass decodes after it, one token a pass: told so,
+            # its next plan need not tell its resident (schedule_tokens would do nothing)
+            told[r] = 1 if step.get(r, NOT_SAMPLING)[1] else n
             slot_of[r] = sim.admit(r, n, prefill=num_tokens[r] - start, kv0=start)
         if self.swap_extra:
             sim.add_cost(self.swap_extra)

@@ -25,8 +25,9 @@ def holders(policy):
         table = pool.table
         blocks = dict(zip(table, map(len, table.values())))
         steady, s = None, 0
-    else:
-        blocks = dict(pool.held)      # stale for the steady decoders: theirs follow from sd
+    else:   # the steady decoders' blocks follow from sd (pool.held is stale for them)
+        held = pool.held
+        blocks = {r: held.get(r, 0) for r in policy.special}
         steady, s = (dict(policy.sd), policy.sd_steps) if policy.sd else (None, 0)
     bs = policy.bs
 

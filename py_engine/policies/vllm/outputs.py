@@ -55,7 +55,8 @@ class Outputs:
                 done = self._sd_finished()
                 for r in done:
                     self._finish(r)
-        joins = self.lazy and self.async_ and self.step is not step
+        planned = self.step
+        joins = self.lazy and self.async_ and planned is not step
         for r, (n, samples) in step.items():
             inflight[r] -= n
             is_stale = stale[r] > 0
@@ -81,12 +82,12 @@ class Outputs:
                 else:                     # preempted with its last token in flight
                     self.waitq.remove(r)
                 self._finish(r)
-            elif joins and r in self.step:   # async: steady from the planned step on
-                n1, s1 = self.step[r]
+            elif joins and r in planned:   # async: steady from the planned step on
+                n1, s1 = planned[r]
                 if self._sd_eligible(r, n1, s1):
                     self._sd_join(r)
-                    del self.step[r]
-                    self.step.sd = True
+                    del planned[r]
+                    planned.sd = True
         for r in done:
             del self.running[r]
             self.special.pop(r, None)

@@ -10,8 +10,6 @@ freed or looked up inside a run). Every number equals the policy stepped one pas
 (tests/vllm/test_policy.py, bench/vllm.py).
 """
 
-from operator import itemgetter
-
 from ...sim.exact import cdiv
 from .growth import Growth
 
@@ -22,7 +20,10 @@ UNBOUNDED = 1 << 40     # passes: more than any run (the horizon's search bound 
 class Runs:
 
     def kv_after(self, k):
-        """KV in use (tokens in allocated blocks, vLLM's KV usage) after k passes of this step."""
+        """KV in use (tokens in allocated blocks, vLLM's KV usage) after the k passes just run:
+        passes of the planned step, counted from its plan (a run the plan went on through,
+        `_repeats`, is one run here)."""
+        k = self.sim.passes - self.plan_passes
         if k <= 1:
             return self.pool.used() * self.bs
         g, m = self.step_growth, k - 1
@@ -120,27 +121,74 @@ class Runs:
             pool.cache_block(r, b)
 
     def _set_horizon(self, sched, preempted, info):
+        """The planned step's horizon `h` (passes from now) and `h_plan`: the passes it repeats
+        from its plan barring a phase end or a visible arrival (None: no bound of the policy's;
+        `_repeats` goes on through an event before it)."""
         lingering, blocked, budget = info
         self.step_growth = None         # the step was just planned
-        sim = self.sim
         running = len(self.running)
         self.wants = (running + len(self.waitq) <= 1
                       or (running < self.max_seqs and budget > 0
                           and (not self.waitq or not self.fcfs)))
-        if (preempted or lingering or (self.arrived and self.wants)
-                or (blocked is not None and self._unstable(blocked))):
-            self.h = 1
-        elif self.pool.total is None or not (sched or self.sd):
-            self.h = None
+        if (preempted or (blocked is not None and self._unstable(blocked))
+                or (lingering and not self._frees_change_nothing())):
+            self.h_plan = 1
         else:
-            self.h = self._until_blocks_run_out(sim)
+            self.h_plan = self._repeat_horizon(sched, self.budget - budget)
+        # the run still ends after one pass where it did before (an arrival this plan could not
+        # see; the finished requests' frees): the passes log's runs stay the same
+        if lingering or (self.arrived and self.wants):
+            self.h = 1
+        else:
+            self.h = self.h_plan
+
+    def _frees_change_nothing(self):
+        """After a plan that skipped lingering requests (async: their last token in flight),
+        their outputs freed them: would the next plan be this one again? Yes when nobody waits
+        (no admission; visible arrivals are the repeat's own check) and the chunk rule reads
+        the same (it is ignored while one request runs or waits)."""
+        return not self.waitq and (len(self.running) > 1) == self.chunking
+
+    def _repeat_horizon(self, sched, tokens):
+        """Passes the planned step (`tokens` a step) repeats before its blocks run out, or a
+        run's booking would grow too long (None: no such bound)."""
+        if self.pool.total is None or not (sched or self.sd):
+            h = None
+        else:
+            h = self._until_blocks_run_out(self.sim)
         if self.pool.caching and self.step:
             # a run's repeated steps are booked at once (_bulk), block by block: bound a run so
             # that booking stays a fraction of a second and the work cap can stop between runs
             # (any horizon gives the same decisions: the stepped benchmark is one pass a run)
-            k = max(1, BULK_TOKENS // max(1, sum(map(itemgetter(0), self.step.values()))))
-            if self.h is None or self.h > k:
-                self.h = k
+            k = max(1, BULK_TOKENS // max(1, tokens))
+            if h is None or h > k:
+                h = k
+        return h
+
+    def _repeats(self):
+        """At an event where the plan would be the planned step again, the run goes on: the
+        passes are booked when it ends (plan_passes stays) and only the horizon moves. That is
+        an event the core ends a run at while nothing changed for the policy: no phase ended,
+        the step's own horizon is ahead, nobody waits and no arrival is visible (async: one
+        that came during the last pass waits for the next plan; the core cut the run for it).
+        -> True when it went on (O(1) but for the new arrivals)."""
+        sim = self.sim
+        passes = sim.passes
+        k = passes - self.plan_passes
+        h = self.h_plan
+        if (not k or (h is not None and k >= h) or sim.phase_ended_at == passes or self.waitq
+                or not self.async_ or self.plan_log is not None
+                or self.samples.next <= passes + 1):
+            return False
+        waiting, arrived = sim.waiting, self.arrived
+        first = arrived[0] if arrived else waiting[0] if waiting else None
+        if first is not None and self.arrive[first] <= sim.last_start:
+            return False                # visible to this plan: it may be admitted
+        if waiting:
+            arrived.extend(waiting)
+            waiting.clear()
+        self.h = 1 if arrived and self.wants else (None if h is None else h - k)
+        return True
 
     def _until_blocks_run_out(self, sim):
         """Passes the planned step can repeat before one would need more blocks than are free

@@ -25,11 +25,13 @@ Async scheduling, the pool, exactness and our swap extension: the package's docs
 
 Event-driven: a step is planned exactly at every event; between events the same batch repeats and
 the core runs those steps as one run (runs.py); where nothing binds, only the requests whose state
-changes are touched (steady.py). With the prefix cache observable every running request is
-walked at each event (which block a request takes is observable there), but a walk skips what
-cannot change: the pool for a step within a request's last block, the core for a resident told
-the same tokens as before (`told`), the horizon's search when the free blocks cover every running
-request's final blocks (`need_total`). Names follow vLLM's: num_computed_tokens,
+changes are touched (steady.py; with the prefix cache, under async scheduling: the decoders that
+take a block are touched too). Where every running request is walked (something binds, or sync
+scheduling with the prefix cache), a walk skips what cannot change: the pool for a step within a
+request's last block, the core for a resident told the same tokens as before (`told`), the
+horizon's search when the free blocks cover every running request's final blocks
+(`need_total`). An event where the plan would repeat the planned step does not plan (runs.py
+`_repeats`). Names follow vLLM's: num_computed_tokens,
 num_tokens (prompt + outputs delivered), num_output_placeholders (async), max_tokens.
 
 vLLM never finishes some traces (priority scheduling on a tight pool without full-prompt
@@ -64,6 +66,12 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
     label = "vLLM " + VLLM_VERSION
     summary = "its V1 scheduler, exactly: paged KV, token budget, prefix cache, preemption"
     order = 2
+    # an event where the plan would repeat the planned step does not plan (runs.py _repeats);
+    # False plans at every event (the stepped benchmark, the reference the runs are held to)
+    continues = True
+    # steady decoders also with the prefix cache (async); False walks every running request
+    # at every plan there (the path they are tested against)
+    steady_tables = True
 
     def __init__(self, sim, scenario, trace=None):
         super().__init__(sim, scenario, trace)
@@ -113,11 +121,14 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
         self.waitq = WaitQueue(self.fcfs, self.prio, self.arrive)   # visible waiting requests
         self.arrived = deque()        # released by the core, not yet visible (async)
         self.slot_of = {}
-        self.told = {}                # request -> the tokens its resident was last given (_apply)
+        self.told = {}                # request -> the tokens its resident runs a pass, as last told
+                                      # (_apply; 1 after a pass that samples: it decodes)
         self.step = Step()            # the planned step: {request: (tokens, samples)}
         self.unprocessed = None       # async: the step whose outputs are not processed yet
         self.plan_passes = 0          # sim.passes when the step was planned
         self.h = None                 # horizon of the planned step
+        self.h_plan = None            # passes it repeats from its plan (runs.py _set_horizon)
+        self.chunking = False         # the plan applied the chunk (more than one request)
         self.step_growth = None       # its blocks over m repeats (runs.Runs._step_growth)
         self.wants = True
         self.last_progress = 0        # pass of the last sampled token
@@ -129,7 +140,12 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
         self.pc = {"queries": 0, "hits": 0, "preempted_queries": 0, "preempted_hits": 0}
         self.plan_log = None          # tests: a list to record every planned step into
         self.samples = BlockSamples(sample_cap(self.max_seqs), bs, total)
-        self._init_steady(isinstance(self.pool, CountingPool))
+        self.admission_order = [0] * n   # its place in the running list (a counter)
+        self.admissions = 0
+        # steady decoders: with block counts, or block tables under async scheduling (the
+        # blocks a decoder caches while steady are cached when it leaves: steady.py)
+        self._init_steady(isinstance(self.pool, CountingPool)
+                          or (self.async_ and self.steady_tables))
         if not self.lazy:
             self.special = self.running   # every running request is special: one dict
 
@@ -146,6 +162,7 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
         self.stale.append(0)
         self.status.append(WAITING)
         self.looked_up.append(False)
+        self.admission_order.append(0)
         remote = self.trace.remote_kv
         if remote is not None and remote[r]:
             self.remote[r] = remote[r]
@@ -178,6 +195,8 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
 
     # ------------------------------------------------------------ the core's hooks
     def schedule(self):
+        if self.continues and self._repeats():
+            return                        # the planned step again: the run goes on (runs.py)
         sim, pool = self.sim, self.pool
         # work (sim/work.py): the plan and _apply walk the running list; the pool counts the
         # blocks it touched since the last call
@@ -258,7 +277,8 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
     def _plan(self):
         """schedule(): -> (scheduled {request: tokens} in order, preempted, admitted {request:
         computed tokens at admission}, info for the horizon)."""
-        threshold = self.chunk if len(self.running) + len(self.waitq) > 1 else 0
+        self.chunking = len(self.running) + len(self.waitq) > 1
+        threshold = self.chunk if self.chunking else 0
         if self.lazy:
             planned = self._schedule_running_at_once(threshold)
             if planned is not None:
@@ -274,6 +294,7 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
         if self.lazy:            # the materialized decoders are special again, in running order
             self.running = dict.fromkeys(running)
             self.special = dict.fromkeys(running)
+            self.special_in_order = True
         elif preempted:          # without steady decoders every running request is special
             self.running = self.special = dict.fromkeys(running)
         admitted, blocked = {}, None
@@ -340,6 +361,10 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
         num_tokens, pool, bs = self.num_tokens, self.pool, self.bs
         running, waitq, special = self.running, self.waitq, self.special
         caching, full_fit, max_seqs = pool.caching, self.full_fit, self.max_seqs
+        order, admissions = self.admission_order, self.admissions
+        final_blocks = 0                # of the admitted (need_total's share, _final_blocks)
+        prompt, max_tokens = self.num_prompt_tokens, self.max_tokens
+        blocked = None
         while budget > 0 and waitq:
             if len(running) >= max_seqs:
                 break
@@ -361,7 +386,8 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
             # need() grows with the tokens: with full-prompt admission the first chunk fits
             # when the whole sequence does
             if pool.need(r, num_tokens[r] if full_fit else start + n, hits) > pool.num_free():
-                return budget, r
+                blocked = r
+                break
             waitq.pop()
             pool.allocate(r, start + n, hits)
             if caching:
@@ -369,11 +395,15 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
             self._admitted(r, len(hits) * bs, start)
             running[r] = None
             special[r] = None
-            self.need_total += self._final_blocks(r)
+            order[r] = admissions
+            admissions += 1
+            final_blocks += -(-(prompt[r] + max_tokens[r] - 1) // bs)
             sched[r] = n
             admitted[r] = start
             budget -= n
-        return budget, None
+        self.admissions = admissions
+        self.need_total += final_blocks
+        return budget, blocked
 
     def _admitted(self, r, hit, start):
         resumed = self.status[r] == PREEMPTED
