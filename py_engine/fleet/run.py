@@ -59,6 +59,11 @@ class Replica:
         self.sim = sim = Sim(own, scenario["server"]["slots"], cost, seg_cap, log_cap)
         sim.open = True
         self.policy = (policy or policy_class(scenario))(sim, scenario, own)
+        # A router reads the replica between its events (its prefix cache, its load) as its last
+        # plan left it: every event plans here (vllm's `continues` goes on through an event whose
+        # plan would repeat, leaving the cache as an older plan left it: other hits at routing)
+        if getattr(self.policy, "continues", False):
+            self.policy.continues = False
         # policy.cached_prefix (None: the policy has no prefix cache), looked up once: the fleet
         # asks every replica about every request
         self.cached_prefix = getattr(self.policy, "cached_prefix", None)
