@@ -10,6 +10,13 @@ otherwise, key `own(r, b)`. A request with `hash_ids` names its content itself: 
 content while it lies inside the prompt, its key the trie node (workload/blocks.py) of the hash
 block holding its last token: equal nodes, equal tokens up to there.
 
+A trie node's key names it by its *path*: a node whose id is its parent's + 1 (both were first
+seen in one request: chains number new nodes in order) continues its parent's path, any other
+starts one, named by its own id. A node is (its path, its depth), and depth is b's hash block, so
+the key `path tag + b` is as unique as the node; but a request's prompt, ~24 Mooncake hash
+blocks, is ~3 paths, so its keys are ~3 runs of consecutive ints instead of one per hash block
+(the prefix cache works a run at a time, prefix_cache.py).
+
 Keys are ints, `tag * KEY_SPACE + b`, the tag naming the content (odd: shared, even: own). Within
 one stretch of a request's blocks that share a tag (its own blocks, its stream's span, the blocks
 of one hash block) the keys step by 1: `runs` gives them as ranges, so the pool handles a
@@ -64,8 +71,7 @@ class BlockKeys:
         span = self.spans[rid]
         if span is not None and (b + 1) * self.bs <= span[1]:
             if self.chain is not None:   # the node of the hash block holding b's last token
-                return (2 * (NODE_BASE + self.chain[rid][
-                    ((b + 1) * self.bs - 1) // self.hb]) + 1) * KEY_SPACE + b
+                return path_tags(self.chain[rid])[((b + 1) * self.bs - 1) // self.hb] + b
             return (2 * span[0] + 1) * KEY_SPACE + b
         return 2 * rid * KEY_SPACE + b
 
@@ -88,12 +94,15 @@ class BlockKeys:
                 tag = (2 * span[0] + 1) * KEY_SPACE
                 out.append(range(tag + b0, tag + s))
             else:   # the blocks whose last token lies in hash block j: j*hb//bs .. (j+1)*hb//bs
-                nodes, bs, hb = self.chain[rid], self.bs, self.hb
+                tags, bs, hb = path_tags(self.chain[rid]), self.bs, self.hb
                 b = b0
                 while b < s:
                     j = ((b + 1) * bs - 1) // hb
-                    end = min(s, (j + 1) * hb // bs)
-                    tag = (2 * (NODE_BASE + nodes[j]) + 1) * KEY_SPACE
+                    tag = tags[j]
+                    j += 1
+                    while j < len(tags) and tags[j] == tag:    # one path: one run
+                        j += 1
+                    end = min(s, j * hb // bs)
                     out.append(range(tag + b, tag + end))
                     b = end
             b0 = s
@@ -111,3 +120,22 @@ class BlockKeys:
         for run in runs:
             out += run
         return out
+
+
+_tags_of = [None, None]    # the last chain path_tags was asked about, and its answer
+
+
+def path_tags(nodes):
+    """Per hash block of a chain (trie nodes, root first) its path's key tag (see the module
+    docstring). Kept for the last chain asked about: a fleet asks each replica in turn about the
+    request it routes, and a request's own calls come in bursts."""
+    if _tags_of[0] is nodes:
+        return _tags_of[1]
+    tags, tag, prev = [], 0, -2
+    for node in nodes:
+        if node != prev + 1:
+            tag = (2 * (NODE_BASE + node) + 1) * KEY_SPACE
+        tags.append(tag)
+        prev = node
+    _tags_of[0], _tags_of[1] = nodes, tags
+    return tags

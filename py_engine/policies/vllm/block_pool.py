@@ -33,38 +33,15 @@ hash; only cached blocks are shared by two tables (a hit).
 interchangeable and only counts matter.
 """
 
-from collections import deque
 from itertools import compress, repeat
 from operator import le, not_
 
 from ...sim.exact import cdiv
 from ...sim.work import ALONE_BLOCKS
-from .block_keys import KEY_SPACE, NODE_BASE, ALL, BlockKeys
+from .block_keys import KEY_SPACE, ALL, BlockKeys, path_tags
 from .free_queue import FreeQueue
 from .lookup_memo import LookupMemo
-
-
-def _drain(it):
-    """Run a C-level iterator (map over a dict's methods) for its effect."""
-    deque(it, 0)
-
-
-def _run_of(cached, keys):
-    """The blocks cached under keys[0], keys[1], ... up to the first key not cached, probing in
-    slices so that a miss early in a long prompt stops the probes near it."""
-    out, i, n = [], 0, len(keys)
-    step = PROBE_SLICE
-    while i < n:
-        got = list(map(cached.get, keys[i:i + step]))
-        if None in got:
-            return out + got[:got.index(None)]
-        out += got
-        i += step
-        step *= 2
-    return out
-
-
-PROBE_SLICE = 32             # keys probed at once first (one hash block of 512 tokens in 16s)
+from .prefix_cache import PrefixCache, holds
 
 
 class PrefixCachePool:
@@ -78,7 +55,7 @@ class PrefixCachePool:
         self.total, self.bs = total, block_size
         self.keys = BlockKeys(block_size, shared_span, chain, hash_block)
         self.queue = FreeQueue(total)
-        self.cached = {}                 # key -> the first block holding it (a lookup's)
+        self.cached = PrefixCache()      # key -> the first block holding it (a lookup's)
         self.dups = {}                   # key -> the later ones, in insertion order: the same
                                          # content computed twice at once (rare)
         self.shared = {}                 # block -> tables holding it beyond the first (hits)
@@ -115,22 +92,22 @@ class PrefixCachePool:
         # only keys enter the cache here (the scan when the key was cached before: a dup)
         missed = None if memo is None else memo.missed
         scan = missed is not None and missed in cached
-        first = list(map(cached.setdefault, keys, blocks))
-        if first != blocks:              # some keys were cached already: later copies
+        later = cached.insert(keys, blocks)
+        if later is not None:            # some keys were cached already: later copies
             dups = self.dups
-            for k, b, f in zip(keys, blocks, first):
-                if f != b:
-                    dups.setdefault(k, []).append(b)
+            for k, b in later:
+                dups.setdefault(k, []).append(b)
         if missed is not None and (missed in keys if scan else missed in cached):
             memo.extend(cached)
 
-    def _forget(self, keys, blocks):
-        """Blocks leave the prefix cache (each holds its key; None: holds none)."""
+    def _forget(self, keys, blocks, tables=()):
+        """Blocks leave the prefix cache (each holds its key; None: holds none): one table's,
+        or the free queue's, tables at the indices where another table's begin."""
         memo = self.memo
         lost = memo.lost(keys) if memo is not None else None
         dups = self.dups
         if not dups or dups.keys().isdisjoint(keys):   # each key's only block
-            _drain(map(self.cached.pop, keys, repeat(None)))
+            self.cached.discard(keys, tables)
         else:
             cached = self.cached
             for k, b in zip(keys, blocks):
@@ -138,9 +115,9 @@ class PrefixCachePool:
                     continue
                 later = dups.get(k)
                 if later is None:
-                    del cached[k]
-                elif cached[k] == b:         # the first copy goes: the next one is first now
-                    cached[k] = later.pop(0)
+                    cached.discard([k])
+                elif cached.get(k) == b:     # the first copy goes: the next one is first now
+                    cached.put(k, later.pop(0))
                 else:
                     later.remove(b)
                 if later is not None and not later:
@@ -157,9 +134,9 @@ class PrefixCachePool:
 
     def _pop(self, n):
         """popleft_n: n blocks from the head; a cached one leaves the prefix cache."""
-        blocks, evicted = self.queue.pop(n)
+        blocks, evicted, pushes = self.queue.pop(n)
         if evicted:
-            self._forget(evicted, blocks[len(blocks) - len(evicted):])
+            self._forget(evicted, blocks[len(blocks) - len(evicted):], pushes)
         self.in_use += n
         self.ops += n
         return blocks
@@ -182,7 +159,7 @@ class PrefixCachePool:
             self.ops += 1
             return memo.hits
         keys = self.keys.keys(rid, 0, nb)
-        hits = _run_of(self.cached, keys)
+        hits = self.cached.run_of(keys)
         self.ops += len(hits) + 1
         self.memo = LookupMemo(rid, nb, keys, hits)
         if self.last_lookup == rid:      # looked up again (its memo was dropped): follow it
@@ -195,37 +172,38 @@ class PrefixCachePool:
         prompt) that a lookup would find cached now: what a router that reads the replicas' KV
         events sees. A binary search over the blocks: vLLM caches a chain from its root and
         frees a request's blocks tail first, so a cached block's parents are cached too."""
-        bs, cached = self.bs, self.cached
+        bs, groups = self.bs, self.cached.groups
         maxb = (prompt - 1) // bs
         if span[1] != ALL:
             maxb = min(maxb, span[1] // bs)
         if maxb == 0:
             return 0
-        # block b's key inline (no closure call per probe: the router asks every replica about
-        # every request): its hash block's node's tag, or its stream's, then + b
+        # block b's key inline (no call per probe: the router asks every replica about every
+        # request): its hash block's path tag, or its stream's, then + b
         if nodes is not None:
-            hb, base, ks = self.keys.hb, NODE_BASE, KEY_SPACE
-            if (2 * (base + nodes[(bs - 1) // hb]) + 1) * ks not in cached:
+            hb, tags = self.keys.hb, path_tags(nodes)
+            if not holds(groups, tags[(bs - 1) // hb], 0):
                 return 0
-            if (2 * (base + nodes[(maxb * bs - 1) // hb]) + 1) * ks + maxb - 1 in cached:
+            last = maxb - 1
+            if holds(groups, tags[(maxb * bs - 1) // hb] + last, last):
                 return maxb * bs
             lo, hi = 1, maxb      # block lo - 1 is cached, block hi - 1 is not
             while hi - lo > 1:
                 mid = (lo + hi) // 2
-                if (2 * (base + nodes[(mid * bs - 1) // hb]) + 1) * ks + mid - 1 in cached:
+                if holds(groups, tags[(mid * bs - 1) // hb] + mid - 1, mid - 1):
                     lo = mid
                 else:
                     hi = mid
         else:
             own = (2 * span[0] + 1) * KEY_SPACE - 1      # + b + 1: block b's key
-            if own + 1 not in cached:
+            if not holds(groups, own + 1, 0):
                 return 0
-            if own + maxb in cached:
+            if holds(groups, own + maxb, maxb - 1):
                 return maxb * bs
             lo, hi = 1, maxb
             while hi - lo > 1:
                 mid = (lo + hi) // 2
-                if own + mid in cached:
+                if holds(groups, own + mid, mid - 1):
                     lo = mid
                 else:
                     hi = mid

@@ -17,6 +17,7 @@ Positions in `back` are absolute (the list drops its consumed start now and then
 exactly when at[block] >= head (one that holds none is never asked: no prefix hit can take it).
 """
 
+from bisect import bisect_left, bisect_right
 from collections import deque
 from itertools import compress, count, repeat
 from operator import ne, setitem
@@ -36,6 +37,7 @@ class FreeQueue:
         self.back, self.back_keys = [], []   # blocks from position head on, and their keys
         self.head = self.base = 0        # positions of the first listed entry and of back[0]
         self.at = []                     # block -> position of its back entry
+        self.pushes = []                 # positions where a push_back's entries begin
         self.n_back = 0                  # blocks listed in back
         self.n_hashed = 0                # ... of them holding a hash (the block view's cached free)
 
@@ -50,7 +52,8 @@ class FreeQueue:
     # ------------------------------------------------------------ taking blocks
     def pop(self, n):
         """popleft_n: n blocks from the head -> (blocks, keys of the back blocks among them: the
-        caller evicts them from the prefix cache; None for one that holds no hash)."""
+        caller evicts them from the prefix cache; None for one that holds no hash, indices in
+        keys where another push's begin: prefix_cache.PrefixCache.discard)."""
         front, out = self.front, []
         if front:
             m = min(n, len(front))
@@ -72,9 +75,9 @@ class FreeQueue:
                 self.at += repeat(-1, m)
                 self.n_ids += m
         if not n:
-            return out, ()
-        blocks, keys = self._pop_back(n)
-        return out + blocks, keys
+            return out, (), ()
+        blocks, keys, pushes = self._pop_back(n)
+        return out + blocks, keys, pushes
 
     def _pop_back(self, n):
         back, base = self.back, self.base
@@ -88,11 +91,19 @@ class FreeQueue:
                 blocks += more
                 e += d
                 d = more.count(DEAD)
+        # where another push's entries begin (between the first and the last taken)
+        pushes = self.pushes
+        cuts = pushes[bisect_right(pushes, base + i):bisect_left(pushes, base + e)]
+        if len(blocks) > n:              # DEAD among them: leave those out
             live = list(map(ne, blocks, repeat(DEAD)))
+            if cuts:
+                cuts = [c - base - i - blocks[:c - base - i].count(DEAD) for c in cuts]
             blocks = list(compress(blocks, live))
             keys = list(compress(self.back_keys[i:e], live))
         else:
             keys = self.back_keys[i:e]
+            if cuts:
+                cuts = [c - base - i for c in cuts]
         e += base
         self.head = e
         self.n_back -= n
@@ -100,8 +111,9 @@ class FreeQueue:
         if e - base >= COMPACT and 2 * (e - base) >= len(self.back):
             del self.back[:e - base]
             del self.back_keys[:e - base]
+            del pushes[:bisect_right(pushes, e)]
             self.base = e
-        return blocks, keys
+        return blocks, keys, cuts
 
     def take(self, b):
         """A prefix hit takes free block b (which holds a hash) out of the back."""
@@ -123,6 +135,7 @@ class FreeQueue:
         if not blocks:
             return
         start = self.base + len(self.back)
+        self.pushes.append(start)
         # operator.setitem, not at.__setitem__: a builtin called without a method wrapper (~1/3
         # less per block, measured)
         if unhashed:
