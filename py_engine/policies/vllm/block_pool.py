@@ -33,7 +33,8 @@ hash; only cached blocks are shared by two tables (a hit).
 interchangeable and only counts matter.
 """
 
-from itertools import compress, repeat
+from collections import deque
+from itertools import compress, repeat, takewhile
 from operator import le, not_
 
 from ...sim.exact import cdiv
@@ -229,12 +230,15 @@ class PrefixCachePool:
             self.table_keys[rid] = memo.keys      # what its lookup computed
             self.memo = None
         if hits:
-            queue, shared = self.queue, self.shared
-            for b in hits:
-                if queue.in_back(b):     # free: it leaves the queue
-                    queue.take(b)
-                    self.in_use += 1
-                else:
+            queue = self.queue
+            free = list(map(le, repeat(queue.head), map(queue.at.__getitem__, hits)))
+            n_free = free.count(True)
+            if n_free:                   # free ones leave the queue
+                queue.take(list(compress(hits, free)))
+                self.in_use += n_free
+            if n_free < len(hits):       # the others gain a holder
+                shared = self.shared
+                for b in compress(hits, map(not_, free)):
                     shared[b] = shared.get(b, 0) + 1
             t += hits
             self.n_cached[rid] = len(t)
@@ -302,8 +306,13 @@ class PrefixCachePool:
             return
         self.ops += len(t)
         queue = self.queue
-        cached = t[:nc]
-        keys = ks[:nc] if ks is not None and len(ks) >= nc else self.keys.keys(rid, 0, nc)
+        # the table and its keys are this call's now: cut and reversed in place, not copied (a
+        # copy touches each of ~770 int objects; the key copy alone was 2.7% of a py-spy
+        # profile of bench/fleet.py's round robin)
+        cached = t if nc == len(t) else t[:nc]
+        keys = ks if ks is not None and len(ks) >= nc else self.keys.keys(rid, 0, nc)
+        if len(keys) > nc:
+            del keys[nc:]
         if self.shared and not self.shared.keys().isdisjoint(cached):
             cached, keys = self._release_shared(cached, keys)
         self.in_use -= len(t) - nc + len(cached)
@@ -319,24 +328,28 @@ class PrefixCachePool:
                     own = 0
                 else:
                     keys[-own:] = repeat(None, own)
-        queue.push_back(cached[::-1], keys[::-1], own)   # its own blocks first, hashes gone
+        cached.reverse()                 # tail first: its own blocks first, hashes gone
+        keys.reverse()
+        queue.push_back(cached, keys, own)
 
     def _release_shared(self, blocks, keys):
         """A table's cached blocks that other tables hold too lose one holder and stay; ->
         (blocks, keys) of the others, which are freed."""
         shared = self.shared
-        # Usually the shared ones are a prefix of the table (a hit is a prefix run of keys):
-        # then one pass over the rest instead of a flag per block.
-        m, n = 0, len(blocks)
-        while m < n and blocks[m] in shared:
-            m += 1
+        # Usually the shared ones are a prefix of the table (a hit is a prefix run of keys),
+        # each held by one other table: then they leave `shared` at once
+        first = list(takewhile(shared.__contains__, blocks))
+        m = len(first)
         if shared.keys().isdisjoint(blocks[m:]):
-            for b in blocks[:m]:
-                c = shared[b]
-                if c == 1:
-                    del shared[b]
-                else:
-                    shared[b] = c - 1
+            if list(map(shared.__getitem__, first)).count(1) == m:
+                deque(map(shared.__delitem__, first), 0)
+            else:
+                for b in first:
+                    c = shared[b]
+                    if c == 1:
+                        del shared[b]
+                    else:
+                        shared[b] = c - 1
             return blocks[m:], keys[m:]
         held = list(map(shared.__contains__, blocks))
         for b in compress(blocks, held):
