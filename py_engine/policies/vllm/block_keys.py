@@ -29,6 +29,9 @@ one tag's blocks are consecutive ints (consecutive slots), and an odd multiplier
 tags over the low bits.
 """
 
+from collections import Counter
+from itertools import chain as chain_from
+
 KEY_SPACE = 0x4F1BBCD      # keys: (2 * prefix_id + 1 | 2 * request) * KEY_SPACE + block; odd,
                            # above any block index (82.9M; a request has at most 11M tokens),
                            # and small enough that keys stay below 2**60 (two int digits)
@@ -63,8 +66,11 @@ class BlockKeys:
     """The keys of every request's blocks (spans: shared_spans, kept up to date by the caller;
     chain[r]: r's hash-id trie nodes, or chain None: no hash ids)."""
 
-    def __init__(self, block_size, spans, chain=None, hash_block=None):
+    def __init__(self, block_size, spans, chain=None, hash_block=None, every_chain=None):
+        """every_chain: the chains of every request that may come (a fleet's whole trace), or
+        None: then any shared block may be hit again."""
         self.bs, self.spans, self.chain, self.hb = block_size, spans, chain, hash_block
+        self.uses = None if chain is None or every_chain is None else node_uses(every_chain)
 
     def key(self, rid, b):
         """The key of block b of request rid."""
@@ -81,6 +87,17 @@ class BlockKeys:
         if span is None:
             return 0
         return span[1] // self.bs if span[1] != ALL else 1 << 62
+
+    def hittable(self, rid):
+        """How many of rid's first blocks another request could hit: its shared span, but not
+        the blocks of trie nodes no other request reaches (a chain's nodes that others reach
+        are a prefix of it: a node's parent is reached wherever the node is)."""
+        own = self.own_from(rid)
+        if self.uses is None or self.chain[rid] is None:
+            return own
+        reached = list(map(self.uses.__getitem__, self.chain[rid]))
+        alone = reached.index(1) if 1 in reached else len(reached)
+        return min(own, alone * self.hb // self.bs)
 
     def runs(self, rid, b0, b1):
         """The keys of blocks b0..b1-1 of rid, in order, as ranges (one per stretch of one tag)."""
@@ -139,3 +156,15 @@ def path_tags(nodes):
         prev = node
     _tags_of[0], _tags_of[1] = nodes, tags
     return tags
+
+
+_uses_of = [None, None]    # the last chains node_uses counted, and the counts
+
+
+def node_uses(every_chain):
+    """Per trie node, how many of these chains reach it (each replica of a fleet asks about
+    the same whole trace: counted once)."""
+    if _uses_of[0] is not every_chain:
+        _uses_of[0], _uses_of[1] = every_chain, Counter(
+            chain_from.from_iterable(c for c in every_chain if c is not None))
+    return _uses_of[1]

@@ -50,11 +50,13 @@ class PrefixCachePool:
 
     caching = True
 
-    def __init__(self, total, block_size, shared_span, chain=None, hash_block=None):
+    def __init__(self, total, block_size, shared_span, chain=None, hash_block=None,
+                 every_chain=None):
         """shared_span[r] = (group, tokens of r that are shared) or None (shared_spans);
-        chain[r] = r's hash-id trie nodes (workload/blocks.py), or chain None: no hash ids."""
+        chain[r] = r's hash-id trie nodes (workload/blocks.py), or chain None: no hash ids;
+        every_chain: the chains of every request that may come (BlockKeys.hittable)."""
         self.total, self.bs = total, block_size
-        self.keys = BlockKeys(block_size, shared_span, chain, hash_block)
+        self.keys = BlockKeys(block_size, shared_span, chain, hash_block, every_chain)
         self.queue = FreeQueue(total)
         self.cached = PrefixCache()      # key -> the first block holding it (a lookup's)
         self.dups = {}                   # key -> the later ones, in insertion order: the same
@@ -317,20 +319,25 @@ class PrefixCachePool:
             cached, keys = self._release_shared(cached, keys)
         self.in_use -= len(t) - nc + len(cached)
         queue.push_front(t[:nc - 1:-1] if nc else t[::-1])   # hold no hash (never shared)
-        own = 0
+        own = alone = 0
         if finished:                     # own keys: only this request could hit them
             own = nc - min(nc, self.keys.own_from(rid))     # never shared: all still here
+            top = nc                     # its blocks below top are pushed
             if own:
                 self._forget(keys[-own:], cached[-own:])
                 if self.total is None:
                     queue.drop(cached[len(cached) - own:][::-1])
                     cached, keys = cached[:-own], keys[:-own]
+                    top -= own
                     own = 0
                 else:
                     keys[-own:] = repeat(None, own)
+            # no request could hit those of its blocks from hittable on (never shared: all
+            # here, pushed first)
+            alone = max(own, top - self.keys.hittable(rid))
         cached.reverse()                 # tail first: its own blocks first, hashes gone
         keys.reverse()
-        queue.push_back(cached, keys, own)
+        queue.push_back(cached, keys, own, alone)
 
     def _release_shared(self, blocks, keys):
         """A table's cached blocks that other tables hold too lose one holder and stay; ->

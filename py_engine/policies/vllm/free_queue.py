@@ -130,19 +130,20 @@ class FreeQueue:
         """Blocks that hold no hash to the head, in queue order (the first is the new head)."""
         self.front += reversed(blocks)
 
-    def push_back(self, blocks, keys, unhashed=0):
+    def push_back(self, blocks, keys, unhashed=0, alone=0):
         """Blocks to the tail, in queue order, with their keys. The first `unhashed` of them
-        hold no hash (their keys are None), the others do: no prefix hit can take them out of the middle, so their
-        positions are not recorded (`at` keeps an older one, below head: a hit asks in_back only
-        of a block that holds a hash)."""
+        hold no hash (their keys are None), the others do. No prefix hit can take the first
+        `alone` (>= unhashed) out of the middle: they hold no hash, or one no request that may
+        come reaches (block_keys.BlockKeys.hittable). Their positions are not recorded (`at`
+        keeps an older one, below head: a hit asks only of a block it can take)."""
         if not blocks:
             return
         start = self.base + len(self.back)
         self.pushes.append(start)
         # operator.setitem, not at.__setitem__: a builtin called without a method wrapper (~1/3
         # less per block, measured)
-        if unhashed:
-            deque(map(setitem, repeat(self.at), blocks[unhashed:], count(start + unhashed)), 0)
+        if alone:
+            deque(map(setitem, repeat(self.at), blocks[alone:], count(start + alone)), 0)
         else:
             deque(map(setitem, repeat(self.at), blocks, count(start)), 0)
         self.back += blocks
