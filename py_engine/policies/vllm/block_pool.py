@@ -88,19 +88,20 @@ class PrefixCachePool:
         return ks
 
     # ------------------------------------------------------------ the prefix cache
-    def _insert(self, keys, blocks):
-        """Blocks enter the prefix cache under keys (distinct, not held by these blocks yet)."""
+    def _insert(self, keys, blocks, start, end):
+        """blocks[start:end] enter the prefix cache under keys[start:end] (a table's and its
+        keys: distinct, not held by these blocks yet)."""
         cached, memo = self.cached, self.memo
         # whether the memo's missed key is among keys, by two dict probes instead of a scan:
         # only keys enter the cache here (the scan when the key was cached before: a dup)
         missed = None if memo is None else memo.missed
         scan = missed is not None and missed in cached
-        later = cached.insert(keys, blocks)
+        later = cached.insert(keys, blocks, start, end)
         if later is not None:            # some keys were cached already: later copies
             dups = self.dups
             for k, b in later:
                 dups.setdefault(k, []).append(b)
-        if missed is not None and (missed in keys if scan else missed in cached):
+        if missed is not None and (missed in keys[start:end] if scan else missed in cached):
             memo.extend(cached)
 
     def _forget(self, keys, blocks, tables=()):
@@ -274,7 +275,7 @@ class PrefixCachePool:
         if done >= full:
             return
         self.ops += full - done
-        self._insert(self._keys_upto(rid, full)[done:full], self.table[rid][done:full])
+        self._insert(self._keys_upto(rid, full), self.table[rid], done, full)
         self.n_cached[rid] = full
 
     def collide(self, stretches):
@@ -294,7 +295,7 @@ class PrefixCachePool:
     def cache_block(self, rid, b):
         """Cache block b of rid's table alone (the caller keeps n_cached: see VLLM._bulk)."""
         self.ops += ALONE_BLOCKS
-        self._insert([self._keys_upto(rid, b + 1)[b]], [self.table[rid][b]])
+        self._insert(self._keys_upto(rid, b + 1), self.table[rid], b, b + 1)
 
     def free_request(self, rid, finished):
         """free(): the table in reverse order; unhashed blocks to the front, cached to the back.

@@ -84,12 +84,12 @@ class PrefixCache:
             p += m
         return out
 
-    def insert(self, keys, blocks):
-        """blocks[j] enters under keys[j] (a request's, in block order) where that key is not
-        cached yet -> None, or the (key, block) pairs whose key was cached (later copies), in
-        order."""
+    def insert(self, keys, blocks, start, end):
+        """blocks[j] enters under keys[j] for j in start..end-1 (a request's table and keys,
+        in block order) where that key is not cached yet -> None, or the (key, block) pairs
+        whose key was cached (later copies), in order."""
         groups, later = self.groups, None
-        p, n = 0, len(keys)
+        p, n = start, end
         while p < n:
             k = keys[p]
             i = k % KEY_SPACE % W
