@@ -25,7 +25,8 @@ has cannot be observed, only counts, hashes and the queue's order.
 
 Block by block, as vLLM does it, a request's ~500 blocks of a long prompt cost ~500 Python calls
 at every step: here a request's blocks are handled as slices (their keys are ranges, block_keys.py;
-the queue is sliced, free_queue.py), with C-level map / zip. What that leans on: a table is its
+the queue is sliced, free_queue.py; the prefix cache holds groups of keys, prefix_cache.py), with
+C-level map / zip. What that leans on: a table is its
 cached blocks (the first `n_cached`, each holding its own position's key) then blocks holding no
 hash; only cached blocks are shared by two tables (a hit).
 

@@ -15,6 +15,8 @@ the pool's state is the same as vLLM's id for id (the livelock proof compares wh
 Positions in `back` are absolute (the list drops its consumed start now and then: `base`);
 `at[block]` is the position of the block's entry, so a block that holds a hash is in the back
 exactly when at[block] >= head (one that holds none is never asked: no prefix hit can take it).
+`pushes` are the positions where each push_back began: a pop names those inside what it takes,
+so the prefix cache evicts each table's keys as a stretch (prefix_cache.PrefixCache.discard).
 """
 
 from array import array
@@ -94,7 +96,8 @@ class FreeQueue:
                 d = more.count(DEAD)
         # where another push's entries begin (between the first and the last taken)
         pushes = self.pushes
-        cuts = pushes[bisect_right(pushes, base + i):bisect_left(pushes, base + e)]
+        cuts = (pushes[bisect_right(pushes, base + i):bisect_left(pushes, base + e)]
+                if e - i > 1 else ())
         if len(blocks) > n:              # DEAD among them: leave those out
             live = list(map(ne, blocks, repeat(DEAD)))
             if cuts:
