@@ -234,16 +234,16 @@ class PrefixCachePool:
             self.table_keys[rid] = memo.keys      # what its lookup computed
             self.memo = None
         if hits:
-            queue = self.queue
-            free = list(map(le, repeat(queue.head), map(queue.at.__getitem__, hits)))
-            n_free = free.count(True)
-            if n_free:                   # free ones leave the queue
-                queue.take(list(compress(hits, free)))
-                self.in_use += n_free
-            if n_free < len(hits):       # the others gain a holder
-                shared = self.shared
-                for b in compress(hits, map(not_, free)):
+            queue, shared = self.queue, self.shared
+            at, head, free = queue.at, queue.head, []
+            for b in hits:
+                if at[b] >= head:        # free (in the back): it leaves the queue
+                    free.append(b)
+                else:                    # it gains a holder
                     shared[b] = shared.get(b, 0) + 1
+            if free:
+                queue.take(free)
+                self.in_use += len(free)
             t += hits
             self.n_cached[rid] = len(t)
         want = cdiv(num_tokens, self.bs) - len(t)
