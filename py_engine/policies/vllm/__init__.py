@@ -3,6 +3,7 @@
     scheduler.py   the scheduler's steps (vllm/v1/core/sched/scheduler.py, async_scheduler.py)
     block_pool.py  the paged KV cache: block pool, prefix cache, block tables
     block_keys.py  which content a block holds: its prefix-cache key, a request's keys as ranges
+    prefix_cache.py the prefix cache's key -> first block map, in groups of 256 keys
     free_queue.py  the free-block queue (front, never-used, back), in slices
     lookup_memo.py the waiting head's lookup, kept up to date while it waits
     block_view.py  the pool sampled over a run, bounded, for the page's block view

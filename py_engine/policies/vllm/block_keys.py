@@ -10,6 +10,13 @@ otherwise, key `own(r, b)`. A request with `hash_ids` names its content itself: 
 content while it lies inside the prompt, its key the trie node (workload/blocks.py) of the hash
 block holding its last token: equal nodes, equal tokens up to there.
 
+A trie node's key names it by its *path*: a node whose id is its parent's + 1 (both were first
+seen in one request: chains number new nodes in order) continues its parent's path, any other
+starts one, named by its own id. A node is (its path, its depth), and depth is b's hash block, so
+the key `path tag + b` is as unique as the node; but a request's prompt, ~24 Mooncake hash
+blocks, is ~3 paths, so its keys are ~3 runs of consecutive ints instead of one per hash block
+(the prefix cache works a run at a time, prefix_cache.py).
+
 Keys are ints, `tag * KEY_SPACE + b`, the tag naming the content (odd: shared, even: own). Within
 one stretch of a request's blocks that share a tag (its own blocks, its stream's span, the blocks
 of one hash block) the keys step by 1: `runs` gives them as ranges, so the pool handles a
@@ -21,6 +28,9 @@ insert or pop of the prefix cache walked a chain of collisions (4x the time, mea
 one tag's blocks are consecutive ints (consecutive slots), and an odd multiplier spreads the
 tags over the low bits.
 """
+
+from collections import Counter
+from itertools import chain as chain_from
 
 KEY_SPACE = 0x4F1BBCD      # keys: (2 * prefix_id + 1 | 2 * request) * KEY_SPACE + block; odd,
                            # above any block index (82.9M; a request has at most 11M tokens),
@@ -56,16 +66,18 @@ class BlockKeys:
     """The keys of every request's blocks (spans: shared_spans, kept up to date by the caller;
     chain[r]: r's hash-id trie nodes, or chain None: no hash ids)."""
 
-    def __init__(self, block_size, spans, chain=None, hash_block=None):
+    def __init__(self, block_size, spans, chain=None, hash_block=None, every_chain=None):
+        """every_chain: the chains of every request that may come (a fleet's whole trace), or
+        None: then any shared block may be hit again."""
         self.bs, self.spans, self.chain, self.hb = block_size, spans, chain, hash_block
+        self.uses = None if chain is None or every_chain is None else node_uses(every_chain)
 
     def key(self, rid, b):
         """The key of block b of request rid."""
         span = self.spans[rid]
         if span is not None and (b + 1) * self.bs <= span[1]:
             if self.chain is not None:   # the node of the hash block holding b's last token
-                return (2 * (NODE_BASE + self.chain[rid][
-                    ((b + 1) * self.bs - 1) // self.hb]) + 1) * KEY_SPACE + b
+                return path_tags(self.chain[rid])[((b + 1) * self.bs - 1) // self.hb] + b
             return (2 * span[0] + 1) * KEY_SPACE + b
         return 2 * rid * KEY_SPACE + b
 
@@ -75,6 +87,17 @@ class BlockKeys:
         if span is None:
             return 0
         return span[1] // self.bs if span[1] != ALL else 1 << 62
+
+    def hittable(self, rid):
+        """How many of rid's first blocks another request could hit: its shared span, but not
+        the blocks of trie nodes no other request reaches (a chain's nodes that others reach
+        are a prefix of it: a node's parent is reached wherever the node is)."""
+        own = self.own_from(rid)
+        if self.uses is None or self.chain[rid] is None:
+            return own
+        reached = list(map(self.uses.__getitem__, self.chain[rid]))
+        alone = reached.index(1) if 1 in reached else len(reached)
+        return min(own, alone * self.hb // self.bs)
 
     def runs(self, rid, b0, b1):
         """The keys of blocks b0..b1-1 of rid, in order, as ranges (one per stretch of one tag)."""
@@ -88,12 +111,15 @@ class BlockKeys:
                 tag = (2 * span[0] + 1) * KEY_SPACE
                 out.append(range(tag + b0, tag + s))
             else:   # the blocks whose last token lies in hash block j: j*hb//bs .. (j+1)*hb//bs
-                nodes, bs, hb = self.chain[rid], self.bs, self.hb
+                tags, bs, hb = path_tags(self.chain[rid]), self.bs, self.hb
                 b = b0
                 while b < s:
                     j = ((b + 1) * bs - 1) // hb
-                    end = min(s, (j + 1) * hb // bs)
-                    tag = (2 * (NODE_BASE + nodes[j]) + 1) * KEY_SPACE
+                    tag = tags[j]
+                    j += 1
+                    while j < len(tags) and tags[j] == tag:    # one path: one run
+                        j += 1
+                    end = min(s, j * hb // bs)
                     out.append(range(tag + b, tag + end))
                     b = end
             b0 = s
@@ -111,3 +137,34 @@ class BlockKeys:
         for run in runs:
             out += run
         return out
+
+
+_tags_of = [None, None]    # the last chain path_tags was asked about, and its answer
+
+
+def path_tags(nodes):
+    """Per hash block of a chain (trie nodes, root first) its path's key tag (see the module
+    docstring). Kept for the last chain asked about: a fleet asks each replica in turn about the
+    request it routes, and a request's own calls come in bursts."""
+    if _tags_of[0] is nodes:
+        return _tags_of[1]
+    tags, tag, prev = [], 0, -2
+    for node in nodes:
+        if node != prev + 1:
+            tag = (2 * (NODE_BASE + node) + 1) * KEY_SPACE
+        tags.append(tag)
+        prev = node
+    _tags_of[0], _tags_of[1] = nodes, tags
+    return tags
+
+
+_uses_of = [None, None]    # the last chains node_uses counted, and the counts
+
+
+def node_uses(every_chain):
+    """Per trie node, how many of these chains reach it (each replica of a fleet asks about
+    the same whole trace: counted once)."""
+    if _uses_of[0] is not every_chain:
+        _uses_of[0], _uses_of[1] = every_chain, Counter(
+            chain_from.from_iterable(c for c in every_chain if c is not None))
+    return _uses_of[1]

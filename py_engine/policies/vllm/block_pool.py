@@ -25,7 +25,8 @@ has cannot be observed, only counts, hashes and the queue's order.
 
 Block by block, as vLLM does it, a request's ~500 blocks of a long prompt cost ~500 Python calls
 at every step: here a request's blocks are handled as slices (their keys are ranges, block_keys.py;
-the queue is sliced, free_queue.py), with C-level map / zip. What that leans on: a table is its
+the queue is sliced, free_queue.py; the prefix cache holds groups of keys, prefix_cache.py), with
+C-level map / zip. What that leans on: a table is its
 cached blocks (the first `n_cached`, each holding its own position's key) then blocks holding no
 hash; only cached blocks are shared by two tables (a hit).
 
@@ -34,37 +35,15 @@ interchangeable and only counts matter.
 """
 
 from collections import deque
-from itertools import compress, repeat
+from itertools import compress, repeat, takewhile
 from operator import le, not_
 
 from ...sim.exact import cdiv
 from ...sim.work import ALONE_BLOCKS
-from .block_keys import KEY_SPACE, NODE_BASE, ALL, BlockKeys
+from .block_keys import KEY_SPACE, ALL, BlockKeys, path_tags
 from .free_queue import FreeQueue
 from .lookup_memo import LookupMemo
-
-
-def _drain(it):
-    """Run a C-level iterator (map over a dict's methods) for its effect."""
-    deque(it, 0)
-
-
-def _run_of(cached, keys):
-    """The blocks cached under keys[0], keys[1], ... up to the first key not cached, probing in
-    slices so that a miss early in a long prompt stops the probes near it."""
-    out, i, n = [], 0, len(keys)
-    step = PROBE_SLICE
-    while i < n:
-        got = list(map(cached.get, keys[i:i + step]))
-        if None in got:
-            return out + got[:got.index(None)]
-        out += got
-        i += step
-        step *= 2
-    return out
-
-
-PROBE_SLICE = 32             # keys probed at once first (one hash block of 512 tokens in 16s)
+from .prefix_cache import PrefixCache, holds
 
 
 class PrefixCachePool:
@@ -72,13 +51,15 @@ class PrefixCachePool:
 
     caching = True
 
-    def __init__(self, total, block_size, shared_span, chain=None, hash_block=None):
+    def __init__(self, total, block_size, shared_span, chain=None, hash_block=None,
+                 every_chain=None):
         """shared_span[r] = (group, tokens of r that are shared) or None (shared_spans);
-        chain[r] = r's hash-id trie nodes (workload/blocks.py), or chain None: no hash ids."""
+        chain[r] = r's hash-id trie nodes (workload/blocks.py), or chain None: no hash ids;
+        every_chain: the chains of every request that may come (BlockKeys.hittable)."""
         self.total, self.bs = total, block_size
-        self.keys = BlockKeys(block_size, shared_span, chain, hash_block)
+        self.keys = BlockKeys(block_size, shared_span, chain, hash_block, every_chain)
         self.queue = FreeQueue(total)
-        self.cached = {}                 # key -> the first block holding it (a lookup's)
+        self.cached = PrefixCache()      # key -> the first block holding it (a lookup's)
         self.dups = {}                   # key -> the later ones, in insertion order: the same
                                          # content computed twice at once (rare)
         self.shared = {}                 # block -> tables holding it beyond the first (hits)
@@ -108,29 +89,30 @@ class PrefixCachePool:
         return ks
 
     # ------------------------------------------------------------ the prefix cache
-    def _insert(self, keys, blocks):
-        """Blocks enter the prefix cache under keys (distinct, not held by these blocks yet)."""
+    def _insert(self, keys, blocks, start, end):
+        """blocks[start:end] enter the prefix cache under keys[start:end] (a table's and its
+        keys: distinct, not held by these blocks yet)."""
         cached, memo = self.cached, self.memo
         # whether the memo's missed key is among keys, by two dict probes instead of a scan:
         # only keys enter the cache here (the scan when the key was cached before: a dup)
         missed = None if memo is None else memo.missed
         scan = missed is not None and missed in cached
-        first = list(map(cached.setdefault, keys, blocks))
-        if first != blocks:              # some keys were cached already: later copies
+        later = cached.insert(keys, blocks, start, end)
+        if later is not None:            # some keys were cached already: later copies
             dups = self.dups
-            for k, b, f in zip(keys, blocks, first):
-                if f != b:
-                    dups.setdefault(k, []).append(b)
-        if missed is not None and (missed in keys if scan else missed in cached):
+            for k, b in later:
+                dups.setdefault(k, []).append(b)
+        if missed is not None and (missed in keys[start:end] if scan else missed in cached):
             memo.extend(cached)
 
-    def _forget(self, keys, blocks):
-        """Blocks leave the prefix cache (each holds its key; None: holds none)."""
+    def _forget(self, keys, blocks, tables=()):
+        """Blocks leave the prefix cache (each holds its key; None: holds none): one table's,
+        or the free queue's, tables at the indices where another table's begin."""
         memo = self.memo
         lost = memo.lost(keys) if memo is not None else None
         dups = self.dups
         if not dups or dups.keys().isdisjoint(keys):   # each key's only block
-            _drain(map(self.cached.pop, keys, repeat(None)))
+            self.cached.discard(keys, tables)
         else:
             cached = self.cached
             for k, b in zip(keys, blocks):
@@ -138,9 +120,9 @@ class PrefixCachePool:
                     continue
                 later = dups.get(k)
                 if later is None:
-                    del cached[k]
-                elif cached[k] == b:         # the first copy goes: the next one is first now
-                    cached[k] = later.pop(0)
+                    cached.discard([k])
+                elif cached.get(k) == b:     # the first copy goes: the next one is first now
+                    cached.put(k, later.pop(0))
                 else:
                     later.remove(b)
                 if later is not None and not later:
@@ -157,9 +139,9 @@ class PrefixCachePool:
 
     def _pop(self, n):
         """popleft_n: n blocks from the head; a cached one leaves the prefix cache."""
-        blocks, evicted = self.queue.pop(n)
+        blocks, evicted, pushes = self.queue.pop(n)
         if evicted:
-            self._forget(evicted, blocks[len(blocks) - len(evicted):])
+            self._forget(evicted, blocks[len(blocks) - len(evicted):], pushes)
         self.in_use += n
         self.ops += n
         return blocks
@@ -182,7 +164,7 @@ class PrefixCachePool:
             self.ops += 1
             return memo.hits
         keys = self.keys.keys(rid, 0, nb)
-        hits = _run_of(self.cached, keys)
+        hits = self.cached.run_of(keys)
         self.ops += len(hits) + 1
         self.memo = LookupMemo(rid, nb, keys, hits)
         if self.last_lookup == rid:      # looked up again (its memo was dropped): follow it
@@ -195,37 +177,38 @@ class PrefixCachePool:
         prompt) that a lookup would find cached now: what a router that reads the replicas' KV
         events sees. A binary search over the blocks: vLLM caches a chain from its root and
         frees a request's blocks tail first, so a cached block's parents are cached too."""
-        bs, cached = self.bs, self.cached
+        bs, groups = self.bs, self.cached.groups
         maxb = (prompt - 1) // bs
         if span[1] != ALL:
             maxb = min(maxb, span[1] // bs)
         if maxb == 0:
             return 0
-        # block b's key inline (no closure call per probe: the router asks every replica about
-        # every request): its hash block's node's tag, or its stream's, then + b
+        # block b's key inline (no call per probe: the router asks every replica about every
+        # request): its hash block's path tag, or its stream's, then + b
         if nodes is not None:
-            hb, base, ks = self.keys.hb, NODE_BASE, KEY_SPACE
-            if (2 * (base + nodes[(bs - 1) // hb]) + 1) * ks not in cached:
+            hb, tags = self.keys.hb, path_tags(nodes)
+            if not holds(groups, tags[(bs - 1) // hb], 0):
                 return 0
-            if (2 * (base + nodes[(maxb * bs - 1) // hb]) + 1) * ks + maxb - 1 in cached:
+            last = maxb - 1
+            if holds(groups, tags[(maxb * bs - 1) // hb] + last, last):
                 return maxb * bs
             lo, hi = 1, maxb      # block lo - 1 is cached, block hi - 1 is not
             while hi - lo > 1:
                 mid = (lo + hi) // 2
-                if (2 * (base + nodes[(mid * bs - 1) // hb]) + 1) * ks + mid - 1 in cached:
+                if holds(groups, tags[(mid * bs - 1) // hb] + mid - 1, mid - 1):
                     lo = mid
                 else:
                     hi = mid
         else:
             own = (2 * span[0] + 1) * KEY_SPACE - 1      # + b + 1: block b's key
-            if own + 1 not in cached:
+            if not holds(groups, own + 1, 0):
                 return 0
-            if own + maxb in cached:
+            if holds(groups, own + maxb, maxb - 1):
                 return maxb * bs
             lo, hi = 1, maxb
             while hi - lo > 1:
                 mid = (lo + hi) // 2
-                if own + mid in cached:
+                if holds(groups, own + mid, mid - 1):
                     lo = mid
                 else:
                     hi = mid
@@ -252,12 +235,15 @@ class PrefixCachePool:
             self.memo = None
         if hits:
             queue, shared = self.queue, self.shared
+            at, head, free = queue.at, queue.head, []
             for b in hits:
-                if queue.in_back(b):     # free: it leaves the queue
-                    queue.take(b)
-                    self.in_use += 1
-                else:
+                if at[b] >= head:        # free (in the back): it leaves the queue
+                    free.append(b)
+                else:                    # it gains a holder
                     shared[b] = shared.get(b, 0) + 1
+            if free:
+                queue.take(free)
+                self.in_use += len(free)
             t += hits
             self.n_cached[rid] = len(t)
         want = cdiv(num_tokens, self.bs) - len(t)
@@ -290,7 +276,7 @@ class PrefixCachePool:
         if done >= full:
             return
         self.ops += full - done
-        self._insert(self._keys_upto(rid, full)[done:full], self.table[rid][done:full])
+        self._insert(self._keys_upto(rid, full), self.table[rid], done, full)
         self.n_cached[rid] = full
 
     def collide(self, stretches):
@@ -310,7 +296,7 @@ class PrefixCachePool:
     def cache_block(self, rid, b):
         """Cache block b of rid's table alone (the caller keeps n_cached: see VLLM._bulk)."""
         self.ops += ALONE_BLOCKS
-        self._insert([self._keys_upto(rid, b + 1)[b]], [self.table[rid][b]])
+        self._insert(self._keys_upto(rid, b + 1), self.table[rid], b, b + 1)
 
     def free_request(self, rid, finished):
         """free(): the table in reverse order; unhashed blocks to the front, cached to the back.
@@ -324,41 +310,55 @@ class PrefixCachePool:
             return
         self.ops += len(t)
         queue = self.queue
-        cached = t[:nc]
-        keys = ks[:nc] if ks is not None and len(ks) >= nc else self.keys.keys(rid, 0, nc)
+        # the table and its keys are this call's now: cut and reversed in place, not copied (a
+        # copy touches each of ~770 int objects; the key copy alone was 2.7% of a py-spy
+        # profile of bench/fleet.py's round robin)
+        cached = t if nc == len(t) else t[:nc]
+        keys = ks if ks is not None and len(ks) >= nc else self.keys.keys(rid, 0, nc)
+        if len(keys) > nc:
+            del keys[nc:]
         if self.shared and not self.shared.keys().isdisjoint(cached):
             cached, keys = self._release_shared(cached, keys)
         self.in_use -= len(t) - nc + len(cached)
         queue.push_front(t[:nc - 1:-1] if nc else t[::-1])   # hold no hash (never shared)
-        own = 0
+        own = alone = 0
         if finished:                     # own keys: only this request could hit them
             own = nc - min(nc, self.keys.own_from(rid))     # never shared: all still here
+            top = nc                     # its blocks below top are pushed
             if own:
                 self._forget(keys[-own:], cached[-own:])
                 if self.total is None:
                     queue.drop(cached[len(cached) - own:][::-1])
                     cached, keys = cached[:-own], keys[:-own]
+                    top -= own
                     own = 0
                 else:
                     keys[-own:] = repeat(None, own)
-        queue.push_back(cached[::-1], keys[::-1], own)   # its own blocks first, hashes gone
+            # no request could hit those of its blocks from hittable on (never shared: all
+            # here, pushed first)
+            alone = max(own, top - self.keys.hittable(rid))
+        cached.reverse()                 # tail first: its own blocks first, hashes gone
+        keys.reverse()
+        queue.push_back(cached, keys, own, alone)
 
     def _release_shared(self, blocks, keys):
         """A table's cached blocks that other tables hold too lose one holder and stay; ->
         (blocks, keys) of the others, which are freed."""
         shared = self.shared
-        # Usually the shared ones are a prefix of the table (a hit is a prefix run of keys):
-        # then one pass over the rest instead of a flag per block.
-        m, n = 0, len(blocks)
-        while m < n and blocks[m] in shared:
-            m += 1
+        # Usually the shared ones are a prefix of the table (a hit is a prefix run of keys),
+        # each held by one other table: then they leave `shared` at once
+        first = list(takewhile(shared.__contains__, blocks))
+        m = len(first)
         if shared.keys().isdisjoint(blocks[m:]):
-            for b in blocks[:m]:
-                c = shared[b]
-                if c == 1:
-                    del shared[b]
-                else:
-                    shared[b] = c - 1
+            if list(map(shared.__getitem__, first)).count(1) == m:
+                deque(map(shared.__delitem__, first), 0)
+            else:
+                for b in first:
+                    c = shared[b]
+                    if c == 1:
+                        del shared[b]
+                    else:
+                        shared[b] = c - 1
             return blocks[m:], keys[m:]
         held = list(map(shared.__contains__, blocks))
         for b in compress(blocks, held):

@@ -15,11 +15,15 @@ the pool's state is the same as vLLM's id for id (the livelock proof compares wh
 Positions in `back` are absolute (the list drops its consumed start now and then: `base`);
 `at[block]` is the position of the block's entry, so a block that holds a hash is in the back
 exactly when at[block] >= head (one that holds none is never asked: no prefix hit can take it).
+`pushes` are the positions where each push_back began: a pop names those inside what it takes,
+so the prefix cache evicts each table's keys as a stretch (prefix_cache.PrefixCache.discard).
 """
 
+from array import array
+from bisect import bisect_left, bisect_right
 from collections import deque
 from itertools import compress, count, repeat
-from operator import ne, setitem
+from operator import ne, setitem, sub
 
 UNLIMITED = 1 << 62        # never-used blocks of an unlimited pool
 COMPACT = 4096             # consumed back entries dropped at once, at least
@@ -35,7 +39,11 @@ class FreeQueue:
         self.n_ids = 0                   # ids handed out so far
         self.back, self.back_keys = [], []   # blocks from position head on, and their keys
         self.head = self.base = 0        # positions of the first listed entry and of back[0]
-        self.at = []                     # block -> position of its back entry
+        # block -> position of its back entry: machine ints, so a push writes each in place
+        # (a list's would allocate an int object per entry and free the old one: ~2x the time,
+        # measured)
+        self.at = array("q")
+        self.pushes = []                 # positions where a push_back's entries begin
         self.n_back = 0                  # blocks listed in back
         self.n_hashed = 0                # ... of them holding a hash (the block view's cached free)
 
@@ -44,13 +52,11 @@ class FreeQueue:
         # len() refuses.
         return len(self.front) + self.fresh + self.n_back
 
-    def in_back(self, b):
-        return self.at[b] >= self.head
-
     # ------------------------------------------------------------ taking blocks
     def pop(self, n):
         """popleft_n: n blocks from the head -> (blocks, keys of the back blocks among them: the
-        caller evicts them from the prefix cache; None for one that holds no hash)."""
+        caller evicts them from the prefix cache; None for one that holds no hash, indices in
+        keys where another push's begin: prefix_cache.PrefixCache.discard)."""
         front, out = self.front, []
         if front:
             m = min(n, len(front))
@@ -69,12 +75,12 @@ class FreeQueue:
                 m -= k
             if m:
                 out += range(self.n_ids, self.n_ids + m)
-                self.at += repeat(-1, m)
+                self.at.extend(repeat(-1, m))
                 self.n_ids += m
         if not n:
-            return out, ()
-        blocks, keys = self._pop_back(n)
-        return out + blocks, keys
+            return out, (), ()
+        blocks, keys, pushes = self._pop_back(n)
+        return out + blocks, keys, pushes
 
     def _pop_back(self, n):
         back, base = self.back, self.base
@@ -88,11 +94,20 @@ class FreeQueue:
                 blocks += more
                 e += d
                 d = more.count(DEAD)
+        # where another push's entries begin (between the first and the last taken)
+        pushes = self.pushes
+        cuts = (pushes[bisect_right(pushes, base + i):bisect_left(pushes, base + e)]
+                if e - i > 1 else ())
+        if len(blocks) > n:              # DEAD among them: leave those out
             live = list(map(ne, blocks, repeat(DEAD)))
+            if cuts:
+                cuts = [c - base - i - blocks[:c - base - i].count(DEAD) for c in cuts]
             blocks = list(compress(blocks, live))
             keys = list(compress(self.back_keys[i:e], live))
         else:
             keys = self.back_keys[i:e]
+            if cuts:
+                cuts = [c - base - i for c in cuts]
         e += base
         self.head = e
         self.n_back -= n
@@ -100,39 +115,44 @@ class FreeQueue:
         if e - base >= COMPACT and 2 * (e - base) >= len(self.back):
             del self.back[:e - base]
             del self.back_keys[:e - base]
+            del pushes[:bisect_right(pushes, e)]
             self.base = e
-        return blocks, keys
+        return blocks, keys, cuts
 
-    def take(self, b):
-        """A prefix hit takes free block b (which holds a hash) out of the back."""
-        self.back[self.at[b] - self.base] = DEAD
-        self.at[b] = -1
-        self.n_back -= 1
-        self.n_hashed -= 1
+    def take(self, blocks):
+        """Prefix hits take free blocks (which hold a hash) out of the back."""
+        at, back, base = self.at, self.back, self.base
+        deque(map(setitem, repeat(back), map(sub, map(at.__getitem__, blocks), repeat(base)),
+                  repeat(DEAD)), 0)
+        deque(map(setitem, repeat(at), blocks, repeat(-1)), 0)
+        self.n_back -= len(blocks)
+        self.n_hashed -= len(blocks)
 
     # ------------------------------------------------------------ giving blocks back
     def push_front(self, blocks):
         """Blocks that hold no hash to the head, in queue order (the first is the new head)."""
         self.front += reversed(blocks)
 
-    def push_back(self, blocks, keys, unhashed=0):
-        """Blocks to the tail, in queue order, with their keys (None: no hash). The first
-        `unhashed` of them hold no hash: no prefix hit can take them out of the middle, so their
-        positions are not recorded (`at` keeps an older one, below head: a hit asks in_back only
-        of a block that holds a hash)."""
+    def push_back(self, blocks, keys, unhashed=0, alone=0):
+        """Blocks to the tail, in queue order, with their keys. The first `unhashed` of them
+        hold no hash (their keys are None), the others do. No prefix hit can take the first
+        `alone` (>= unhashed) out of the middle: they hold no hash, or one no request that may
+        come reaches (block_keys.BlockKeys.hittable). Their positions are not recorded (`at`
+        keeps an older one, below head: a hit asks only of a block it can take)."""
         if not blocks:
             return
         start = self.base + len(self.back)
+        self.pushes.append(start)
         # operator.setitem, not at.__setitem__: a builtin called without a method wrapper (~1/3
         # less per block, measured)
-        if unhashed:
-            deque(map(setitem, repeat(self.at), blocks[unhashed:], count(start + unhashed)), 0)
+        if alone:
+            deque(map(setitem, repeat(self.at), blocks[alone:], count(start + alone)), 0)
         else:
             deque(map(setitem, repeat(self.at), blocks, count(start)), 0)
         self.back += blocks
         self.back_keys += keys
         self.n_back += len(blocks)
-        self.n_hashed += len(keys) - keys.count(None)
+        self.n_hashed += len(keys) - unhashed
 
     def drop(self, blocks):
         """Blocks gone for good (an unlimited pool never reaches them), in the order they go:

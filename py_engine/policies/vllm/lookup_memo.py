@@ -27,10 +27,10 @@ class LookupMemo:
             self.found = dict(zip(self.keys, range(len(self.hits))))
 
     def extend(self, cached):
-        """The missed key was cached: the run goes on as far as the cache has it now."""
+        """The missed key was cached: the run goes on as far as the cache (prefix_cache.py)
+        has it now."""
         h = len(self.hits)
-        got = list(map(cached.get, self.keys[h:]))
-        more = got[:got.index(None)] if None in got else got
+        more = cached.run_of(self.keys[h:])
         self.hits = self.hits + more
         if self.found is not None:
             self.found.update(zip(self.keys[h:h + len(more)], range(h, h + len(more))))

@@ -98,7 +98,8 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
             whole is not None and any(sp is not None for sp in shared_spans(
                 whole, bs, chains(whole))))
         self.pool = (PrefixCachePool(total, bs, self.spans, hashed,
-                                     getattr(trace, "hash_block", None))
+                                     getattr(trace, "hash_block", None),
+                                     chains(whole) if whole is not None else hashed)
                      if self.prefix_caching and observable else CountingPool(total, bs))
         self.pool_ops = 0
         prio = getattr(trace, "priority", None)
