@@ -273,6 +273,33 @@ def test_block_reuse_of_a_cache_only_replay():
 
 
 
+def test_a_router_reads_each_replica_as_a_plan_at_every_event_left_it(monkeypatch):
+    """vllm's `continues` (go on through an event whose plan would repeat) leaves the prefix
+    cache as an older plan left it; a router probing between events then saw other hits (8
+    cache_aware replicas, the 1,557th Mooncake request: 31 blocks more). Fleet replicas plan at
+    every event: the same counters as with `continues` off, not as with it on."""
+    from py_engine.bench.fleet import scenario
+    from py_engine.fleet import run as fleet_run
+    from py_engine.policies.vllm.scheduler import VLLM
+
+    def held(continues):
+        if continues is not None:
+            init = fleet_run.Replica.__init__
+
+            def forced(self, *a, **k):
+                init(self, *a, **k)
+                if isinstance(self.policy, VLLM):
+                    self.policy.continues = continues
+            monkeypatch.setattr(fleet_run.Replica, "__init__", forced)
+        r = py_engine.simulate(scenario(1560, 8, "cache_aware"), work_cap=None)["router"]
+        monkeypatch.undo()
+        return r["prefix_tokens_held"], r["prefix_tokens_forgone"]
+
+    every_event, going_on = held(False), held(True)
+    assert going_on != every_event            # the case shows the difference
+    assert held(None) == every_event
+
+
 def test_chains_tell_ids_at_both_ends_of_their_range_apart():
     """The trie keys a (parent, id) pair as one int: ids 0 and the largest allowed, as roots and
     as children, are still four distinct contents."""
