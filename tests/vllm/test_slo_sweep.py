@@ -86,8 +86,10 @@ def test_cli_slots_sweep_table_and_json(capsys):
     text = capsys.readouterr().out
     assert "TTFT p95" in text and "goodput/s" in text
     lines = text.strip().splitlines()
-    assert lines[-1].endswith(": 32")
-    assert ">= 90% of requests within TTFT <= 2500 and TPOT <= 54" in lines[-1]
+    largest = [x for x in lines if x.startswith("vllm: largest slots meeting the SLO")]
+    assert len(largest) == 1 and largest[0].endswith(": 32")
+    assert ">= 90% of requests within TTFT <= 2500 and TPOT <= 54" in largest[0]
+    assert lines[-1].startswith("vllm: recommended: set max_num_seqs to 32: at 16, ")
     assert "fails: TTFT" in lines[1] and "fails: TPOT" in lines[3] and "meets" in lines[2]
     assert cli.main(args + ["--json"]) == 0
     r = json.loads(capsys.readouterr().out)
