@@ -75,16 +75,18 @@ def _sorted_pcts(s, ints=False):
 EXACT = 2 ** 53         # every int of at most this size is a float exactly
 
 
-def _weighted_pcts(weights, lines=()):
+def _weighted_pcts(weights, lines=(), lines_sum=None):
     """weights: {value_ticks: count}; lines: (K, a, b, count, weight) runs of growing gaps
-    K + ceil((a + b i) / SUB), i < count (recorder.gap_line) -> nearest-rank percentiles and mean
-    of the pooled samples, exact (a binary search over the value, counting each line in O(1))."""
+    K + ceil((a + b i) / SUB), i < count (recorder.gap_line), whose gaps add up to lines_sum
+    (None: added up here) -> nearest-rank percentiles and mean of the pooled samples, exact (a
+    binary search over the value, counting each line in O(1))."""
     total = sum(weights.values()) + sum(n * w for _, _, _, n, w in lines)
     if total == 0:
         return {"p%d" % p: None for p in PCTS} | {"mean": None}
     sub = SUB
-    span = sum(v * c for v, c in weights.items()) + sum(
-        w * (n * K + floor_sum(n, sub, b, a + sub - 1)) for K, a, b, n, w in lines)
+    if lines_sum is None:
+        lines_sum = sum(w * (n * K + floor_sum(n, sub, b, a + sub - 1)) for K, a, b, n, w in lines)
+    span = sum(v * c for v, c in weights.items()) + lines_sum
     out = {"mean": span / total / TICKS}
     vals = sorted(weights)
     if not lines:
@@ -348,7 +350,8 @@ def compute(sim, scenario, itl=True):
         "peak_running": sim.peak_in_slot,
         "ttft": tt,
         "tpot": tp,
-        "itl": _weighted_pcts(sim.rec.gap_weights, sim.rec.gap_lines) if itl else None,
+        "itl": (_weighted_pcts(sim.rec.gap_weights, sim.rec.gap_lines, sim.rec.gap_lines_sum)
+                if itl else None),
         "e2e": te,
         "goodput_rps": good / seconds,
         "offered_rps": n / span if span > 0 else None,

@@ -42,6 +42,7 @@ class _Log:
                 weights[v] = weights.get(v, 0) + c
         self.gap_weights = weights
         self.gap_lines = [line for r in recs for line in r.gap_lines]
+        self.gap_lines_sum = sum(r.gap_lines_sum for r in recs)
 
 
 def _empty_log():

@@ -345,10 +345,11 @@ class Sim(Verbs):
             if K is None or not b:
                 rec.gaps(cost, n_gap)
             else:       # every pass's cost is a gap of every decoding row
+                span = self.now - now    # the run's passes, priced above
                 if first_gaps:
-                    rec.gap_line(K, a, b, k, first_gaps)
+                    rec.gap_line(K, a, b, k, first_gaps, span)
                 if first_gaps != self.n_gap and k > 1:
-                    rec.gap_line(K, a + b, b, k - 1, self.n_gap - first_gaps)
+                    rec.gap_line(K, a + b, b, k - 1, self.n_gap - first_gaps, span - cost)
         self.kv = kv = self.kv + k * (ptoks + useful)
         if policy.kv_after is not None:    # the policy keeps its own account (vllm: blocks)
             kv = policy.kv_after(k)

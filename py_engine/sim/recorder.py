@@ -23,13 +23,14 @@ LOG_COLUMNS = tuple(records.names(records.PASSES_LOG))
 
 class Recorder:
     __slots__ = ("segments", "seg_cap", "seg_truncated", "runs", "log_cap", "log_truncated",
-                 "n_runs", "gap_weights", "gap_lines")
+                 "n_runs", "gap_weights", "gap_lines", "gap_lines_sum")
 
     def __init__(self, seg_cap=None, log_cap=None):
         self.segments, self.seg_cap, self.seg_truncated = [], seg_cap, False
         self.runs, self.log_cap, self.log_truncated, self.n_runs = [], log_cap, False, 0
         self.gap_weights = {}
         self.gap_lines = []     # (K, a, b, count, weight): gaps K + ceil((a + b i) / SUB), i < count
+        self.gap_lines_sum = 0  # every line's gaps added up (ticks): the core priced each run
 
     def segment(self, slot, rid, label, first, last):
         if self.seg_cap is not None and len(self.segments) >= self.seg_cap:
@@ -48,10 +49,11 @@ class Recorder:
         gw = self.gap_weights
         gw[gap] = gw.get(gap, 0) + count
 
-    def gap_line(self, K, a, b, count, weight):
+    def gap_line(self, K, a, b, count, weight, span):
         """`weight` gaps of each of the costs K + ceil((a + b i) / SUB), i < count (a run whose
-        passes grow: the roofline cost)."""
+        passes grow: the roofline cost), which add up to `span` ticks."""
         self.gap_lines.append((K, a, b, count, weight))
+        self.gap_lines_sum += weight * span
 
     @property
     def log(self):

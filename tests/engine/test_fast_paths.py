@@ -240,7 +240,7 @@ def _fake_sim(rng, n):
         n=n, slots=8, passes=1000, arrive=arrive, prompt=[rng.randint(1, 999) for _ in range(n)],
         out=out, first_tick=q(first), done_tick=q(done), last_tick=q(last), admit_tick=q(admit),
         t_rows=5000, t_useful=3000, t_prefill=1000, t_pad=500, peak_in_slot=8,
-        preemptions=q([0] * n), kv_peak=10, rec=SimpleNamespace(gap_weights={5: 2}, gap_lines=[]))
+        preemptions=q([0] * n), kv_peak=10, rec=SimpleNamespace(gap_weights={5: 2}, gap_lines=[], gap_lines_sum=0))
 
 
 class _Scenario(dict):

@@ -64,9 +64,12 @@ DEPLOYMENTS = [roofline(), roofline("llama-3.1-70b", "h100-80gb", 4),
 def gaps_of(sim):
     """Every gap between consecutive tokens of a request, as the engine records them."""
     got = Counter({g: c for g, c in sim.rec.gap_weights.items() if c})
+    lines_sum = 0
     for K, a, b, n, w in sim.rec.gap_lines:
         for i in range(n):
             got[K + -(-(a + b * i) // SUB)] += w
+            lines_sum += w * (K + -(-(a + b * i) // SUB))
+    assert sim.rec.gap_lines_sum == lines_sum     # the lines' total, as the core priced the runs
     return +got
 
 
