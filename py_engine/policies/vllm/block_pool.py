@@ -256,6 +256,32 @@ class PrefixCachePool:
         if want > 0:
             t += self._pop(want)
 
+    def grow_many(self, grows):
+        """grow() for each (request, num_tokens) in order, with one pop from the free queue:
+        pop(n) hands blocks out in queue order, so each request gets the ids it would get one
+        after the other (and the evictions, the work count and in_use are the sums). Most steps
+        give 1-3 decoders a block each: one call instead of one a request (~12 % of a profile
+        of bench/engine.py's Azure run)."""
+        bs, table = self.bs, self.table
+        tables, wants = [], []
+        for rid, num_tokens in grows:
+            t = table[rid]
+            want = -(-num_tokens // bs) - len(t)
+            if want > 0:
+                tables.append(t)
+                wants.append(want)
+        if not tables:
+            return
+        n = sum(wants)
+        blocks = self._pop(n)
+        if n == len(tables):             # a block each
+            deque(map(list.append, tables, blocks), 0)
+            return
+        i = 0
+        for t, want in zip(tables, wants):
+            t += blocks[i:i + want]
+            i += want
+
     def try_grow(self, rid, num_tokens):
         """grow() if the free blocks suffice (True), else change nothing (False)."""
         t = self.table[rid]

@@ -226,14 +226,21 @@ class Steady:
             # blocks cached in running order (two requests may cache a shared key)
             if grow_sd:
                 self._sd_grow_tables(1)
-            n_cached = pool.n_cached
+            # the blocks fit (checked above): grown in running order, a block filled is cached
+            # after the grows before it (pool.grow_many: one pop for those in between)
+            n_cached, grows = pool.n_cached, []
             for r, n, grow in plan:
                 c = computed[r] + n
                 if grow > 0:
-                    pool.try_grow(r, c)
+                    grows.append((r, c))
                 if c // bs > n_cached.get(r, 0):
+                    if grows:
+                        pool.grow_many(grows)
+                        grows = []
                     pool.cache(r, c, num_tokens[r])
                 sched[r] = n
+            if grows:
+                pool.grow_many(grows)
         else:
             pool.free -= grow_sd
             for r, n, grow in plan:
@@ -280,22 +287,22 @@ class Steady:
     def _sd_grow_tables(self, steps):
         """The block tables of the steady decoders that take a block in the next `steps` steps
         (the step at sd_steps = s gives one to those with (a + s) % bs == 0)."""
-        grow, sd, bs, s = self.pool.grow, self.sd, self.bs, self.sd_steps
+        sd, bs, s = self.sd, self.bs, self.sd_steps
         end = s + steps
         # work (sim/work.py): a decoder touched counts as one a walk touches (its blocks are
         # the pool's count)
         if steps >= bs:
             self.sim.count_work(len(sd))
-            for r, (a, _, _) in sd.items():
-                grow(r, a + end)
+            self.pool.grow_many([(r, a + end) for r, (a, _, _) in sd.items()])
             return
-        members = self.sd_members
+        members, grows = self.sd_members, []
         for t in range(s, end):
             bucket = members[-t % bs]
             if bucket:
                 self.sim.count_work(len(bucket))
-                for r in bucket:
-                    grow(r, sd[r][0] + end)
+                grows += [(r, sd[r][0] + end) for r in bucket]
+        if grows:       # in the same order, with one pop (block_pool.PrefixCachePool.grow_many)
+            self.pool.grow_many(grows)
 
     def _sd_tokens(self):
         """{request: 1} of the steady decoders (tests' plan log)."""
