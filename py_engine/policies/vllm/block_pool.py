@@ -172,27 +172,53 @@ class PrefixCachePool:
         self.last_lookup = rid
         return hits
 
-    def held(self, span, nodes, prompt):
-        """Prompt tokens of a request not yet here (its span_of, its hash-id nodes or None, its
-        prompt) that a lookup would find cached now: what a router that reads the replicas' KV
-        events sees. A binary search over the blocks: vLLM caches a chain from its root and
-        frees a request's blocks tail first, so a cached block's parents are cached too."""
-        bs, groups = self.bs, self.cached.groups
+    def probe(self, span, nodes, prompt, sent=None):
+        """held()'s question about a request not yet here (its span_of, its hash-id nodes or
+        None, its prompt), the same for every replica of a fleet (one scenario: the fleet asks
+        it once a request, fleet/run.py): (maxb, bound, key tags or None, hash block or its
+        stream's key base), or None when no block of it can be cached.
+        maxb: the blocks a lookup may find (at most prompt - 1 tokens, within its span); bound:
+        of those, the blocks some request routed so far reached (sent: the trie nodes of their
+        chains, or None: maxb). A key names its trie node (a tag is a run's first node, whose
+        depth is fixed, + the block), so a block of a node no request reached is cached
+        nowhere, and a lookup's run stops before it."""
+        bs = self.bs
         maxb = (prompt - 1) // bs
         if span[1] != ALL:
             maxb = min(maxb, span[1] // bs)
         if maxb == 0:
-            return 0
+            return None
+        if nodes is None:
+            return maxb, maxb, None, (2 * span[0] + 1) * KEY_SPACE - 1   # + b + 1: block b's key
+        hb, bound = self.keys.hb, maxb
+        if sent is not None:
+            reached = list(map(sent.__contains__, nodes))
+            if False in reached:
+                bound = min(maxb, reached.index(False) * hb // bs)
+                if bound == 0:
+                    return None
+        return maxb, bound, path_tags(nodes), hb
+
+    def held(self, probe):
+        """Prompt tokens of a request not yet here (its probe()) that a lookup would find cached
+        now: what a router that reads the replicas' KV events sees. A binary search over its
+        first `bound` blocks: vLLM caches a chain from its root and frees a request's blocks
+        tail first, so a cached block's parents are cached too; the blocks from bound on are
+        not cached. The work counted is that of a search over all maxb blocks."""
+        maxb, bound, tags, base = probe
+        bs, groups = self.bs, self.cached.groups
+        last = bound - 1
         # block b's key inline (no call per probe: the router asks every replica about every
         # request): its hash block's path tag, or its stream's, then + b
-        if nodes is not None:
-            hb, tags = self.keys.hb, path_tags(nodes)
+        if tags is not None:
+            hb = base
             if not holds(groups, tags[(bs - 1) // hb], 0):
                 return 0
-            last = maxb - 1
-            if holds(groups, tags[(maxb * bs - 1) // hb] + last, last):
-                return maxb * bs
-            lo, hi = 1, maxb      # block lo - 1 is cached, block hi - 1 is not
+            if holds(groups, tags[(bound * bs - 1) // hb] + last, last):
+                if bound < maxb:     # block maxb - 1 is not cached: a search's work
+                    self.ops += maxb.bit_length()
+                return bound * bs
+            lo, hi = 1, bound     # block lo - 1 is cached, block hi - 1 is not
             while hi - lo > 1:
                 mid = (lo + hi) // 2
                 if holds(groups, tags[(mid * bs - 1) // hb] + mid - 1, mid - 1):
@@ -200,15 +226,16 @@ class PrefixCachePool:
                 else:
                     hi = mid
         else:
-            own = (2 * span[0] + 1) * KEY_SPACE - 1      # + b + 1: block b's key
-            if not holds(groups, own + 1, 0):
+            if not holds(groups, base + 1, 0):
                 return 0
-            if holds(groups, own + maxb, maxb - 1):
-                return maxb * bs
-            lo, hi = 1, maxb
+            if holds(groups, base + bound, last):
+                if bound < maxb:
+                    self.ops += maxb.bit_length()
+                return bound * bs
+            lo, hi = 1, bound
             while hi - lo > 1:
                 mid = (lo + hi) // 2
-                if holds(groups, own + mid, mid - 1):
+                if holds(groups, base + mid, mid - 1):
                     lo = mid
                 else:
                     hi = mid
