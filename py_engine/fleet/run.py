@@ -249,17 +249,17 @@ class Fleet:
         self._precise = None
         self._asks = None              # per replica its cached_prefix ([]: no prefix caches)
         self._probe = None             # the replicas' prefix_probe (one scenario: any one's)
-        # the trie nodes of the requests routed so far: a replica caches only blocks of those
-        # (the probe's bound), or None without hash ids
-        self._sent = None if chain is None else set()
+        # 1 + the largest trie node of the requests routed so far: a replica caches only blocks
+        # of those (the probe's bound), or None without hash ids
+        self._routed = None if chain is None else 0
 
     def route(self, g, t):
         held = self.cached_all(g)
         k, reason, scores = self.router.pick(g, t)
         if not 0 <= k < len(self.replicas):
             raise AssertionError("router %s picked replica %r" % (self.router.name, k))
-        if self._sent is not None and self.chain[g] is not None:
-            self._sent.update(self.chain[g])
+        if self._routed is not None and self.chain[g]:   # its nodes increase: the last is largest
+            self._routed = max(self._routed, self.chain[g][-1] + 1)
         self.replica_of[g] = k
         self.local_of[g] = self.replicas[k].sim.n
         self.reason[g] = reason
@@ -288,7 +288,7 @@ class Fleet:
         if not asks:
             held = None
         else:   # the request's span and key tags once, then each replica's search
-            probe = self._probe(self.trace, g, self.chain, self._sent)
+            probe = self._probe(self.trace, g, self.chain, self._routed)
             held = [0] * len(asks) if probe is None else [ask(probe) for ask in asks]
         self._precise = (g, held)
         return held

@@ -34,6 +34,7 @@ hash; only cached blocks are shared by two tables (a hit).
 interchangeable and only counts matter.
 """
 
+from bisect import bisect_left
 from collections import deque
 from itertools import compress, repeat, takewhile
 from operator import le, not_
@@ -172,16 +173,18 @@ class PrefixCachePool:
         self.last_lookup = rid
         return hits
 
-    def probe(self, span, nodes, prompt, sent=None):
+    def probe(self, span, nodes, prompt, routed=None):
         """held()'s question about a request not yet here (its span_of, its hash-id nodes or
         None, its prompt), the same for every replica of a fleet (one scenario: the fleet asks
         it once a request, fleet/run.py): (maxb, bound, key tags or None, hash block or its
         stream's key base), or None when no block of it can be cached.
         maxb: the blocks a lookup may find (at most prompt - 1 tokens, within its span); bound:
-        of those, the blocks some request routed so far reached (sent: the trie nodes of their
-        chains, or None: maxb). A key names its trie node (a tag is a run's first node, whose
-        depth is fixed, + the block), so a block of a node no request reached is cached
-        nowhere, and a lookup's run stops before it."""
+        the blocks before the first node no request routed so far reached (routed: 1 + the
+        largest node of their chains, or None: no bound). A key names its trie node (a tag is a
+        run's first node, whose depth is fixed, + the block), so a block of a node no routed
+        request reached is cached nowhere, and a lookup's run stops before it. A child node is
+        numbered after its parent (workload/blocks.py): a chain's nodes increase, and the first
+        one at or above `routed` is found by bisection."""
         bs = self.bs
         maxb = (prompt - 1) // bs
         if span[1] != ALL:
@@ -191,12 +194,10 @@ class PrefixCachePool:
         if nodes is None:
             return maxb, maxb, None, (2 * span[0] + 1) * KEY_SPACE - 1   # + b + 1: block b's key
         hb, bound = self.keys.hb, maxb
-        if sent is not None:
-            reached = list(map(sent.__contains__, nodes))
-            if False in reached:
-                bound = min(maxb, reached.index(False) * hb // bs)
-                if bound == 0:
-                    return None
+        if routed is not None and nodes[(maxb * bs - 1) // hb] >= routed:   # block maxb - 1's
+            bound = bisect_left(nodes, routed) * hb // bs   # < maxb
+            if bound == 0:
+                return None
         return maxb, bound, path_tags(nodes), hb
 
     def held(self, probe):

@@ -168,17 +168,17 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
         if remote is not None and remote[r]:
             self.remote[r] = remote[r]
 
-    def prefix_probe(self, trace, r, chain, sent=None):
+    def prefix_probe(self, trace, r, chain, routed=None):
         """What the fleet asks every replica about request r of its trace (not sent yet; chain:
-        the fleet's hash-id nodes or None; sent: the nodes of the requests routed so far, or
-        None): the same for every replica (one scenario), so computed once a request (None: no
+        the fleet's hash-id nodes or None; routed: 1 + the largest node of the requests routed so
+        far, or None): the same for every replica (one scenario), so computed once a request (None: no
         replica holds any of it; block_pool.PrefixCachePool.probe)."""
         if not self.pool.caching:
             return None
         span = span_of(trace, r, self.bs, chain)
         if span is None:
             return None
-        return self.pool.probe(span, None if chain is None else chain[r], trace[1][r], sent)
+        return self.pool.probe(span, None if chain is None else chain[r], trace[1][r], routed)
 
     def cached_prefix(self, probe):
         """Prompt tokens of a request (its prefix_probe, not None) this replica's prefix cache
