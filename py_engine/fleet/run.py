@@ -248,12 +248,18 @@ class Fleet:
         self.blocks = stream_chains(trace)   # what prefix-aware routers match
         self._precise = None
         self._asks = None              # per replica its cached_prefix ([]: no prefix caches)
+        self._probe = None             # the replicas' prefix_probe (one scenario: any one's)
+        # 1 + the largest trie node of the requests routed so far: a replica caches only blocks
+        # of those (the probe's bound), or None without hash ids
+        self._routed = None if chain is None else 0
 
     def route(self, g, t):
         held = self.cached_all(g)
         k, reason, scores = self.router.pick(g, t)
         if not 0 <= k < len(self.replicas):
             raise AssertionError("router %s picked replica %r" % (self.router.name, k))
+        if self._routed is not None and self.chain[g]:   # its nodes increase: the last is largest
+            self._routed = max(self._routed, self.chain[g][-1] + 1)
         self.replica_of[g] = k
         self.local_of[g] = self.replicas[k].sim.n
         self.reason[g] = reason
@@ -273,12 +279,17 @@ class Fleet:
             return self._precise[1]
         asks = self._asks
         if asks is None:    # the replicas' pools do not change: who has a cache, found once
-            caching = any(getattr(getattr(r.policy, "pool", None), "caching", False)
-                          for r in self.replicas)
+            caching = [r for r in self.replicas
+                       if getattr(getattr(r.policy, "pool", None), "caching", False)]
             asks = self._asks = ([r.cached_prefix or _none_cached for r in self.replicas]
                                  if caching else [])
-        trace, chain = self.trace, self.chain
-        held = [ask(trace, g, chain) for ask in asks] if asks else None
+            if caching:
+                self._probe = caching[0].policy.prefix_probe
+        if not asks:
+            held = None
+        else:   # the request's span and key tags once, then each replica's search
+            probe = self._probe(self.trace, g, self.chain, self._routed)
+            held = [0] * len(asks) if probe is None else [ask(probe) for ask in asks]
         self._precise = (g, held)
         return held
 
@@ -293,7 +304,7 @@ class Fleet:
             raise WorkCapExceeded(work, done, len(self.trace[0]))
 
 
-def _none_cached(trace, g, chain):
+def _none_cached(probe):
     """cached_prefix of a policy without a prefix cache."""
     return 0
 

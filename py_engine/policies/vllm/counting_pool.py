@@ -52,6 +52,16 @@ class CountingPool:
             self.free -= want - have
             self.held[rid] = want
 
+    def grow_many(self, grows):
+        """grow() for each (request, num_tokens), in order."""
+        bs, held = self.bs, self.held
+        for rid, num_tokens in grows:
+            want = -(-num_tokens // bs)
+            have = held[rid]
+            if want > have:
+                self.free -= want - have
+                held[rid] = want
+
     def try_grow(self, rid, num_tokens):
         """grow() if the free blocks suffice (True), else change nothing (False)."""
         want = -(-num_tokens // self.bs) - self.held[rid]

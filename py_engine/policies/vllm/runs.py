@@ -62,11 +62,12 @@ class Runs:
         sampled = step.sd
         if sampled:
             self._sd_advance(j, j)
+        grows = []                  # in step order, taken at once (pool.grow_many)
         for order, (r, (n, samples)) in enumerate(step.items()):
             c0 = computed[r]
             c1 = c0 + j * n
             if c1 - c0 > -c0 % bs:      # past its last block (its blocks cover c0 already)
-                pool.grow(r, c1)
+                grows.append((r, c1))
             computed[r] = c1
             if samples:
                 sampled = True
@@ -78,6 +79,8 @@ class Runs:
                 first = n_cached.get(r, 0)
                 if full > first:
                     fills.append((order, r, first, full, c0, n, samples))
+        if grows:
+            pool.grow_many(grows)
         if fills:
             if self._same_keys(fills):
                 self._cache_stepwise(fills)

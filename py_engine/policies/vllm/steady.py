@@ -224,16 +224,22 @@ class Steady:
         sched = {}
         if caching:     # as the walk: blocks taken (their order is not observable), full
             # blocks cached in running order (two requests may cache a shared key)
-            if grow_sd:
-                self._sd_grow_tables(1)
-            n_cached = pool.n_cached
+            # the blocks fit (checked above): the steady decoders', then the others' in running
+            # order, a block filled cached after the grows before it (pool.grow_many: one pop
+            # for those in between)
+            n_cached, grows = pool.n_cached, self._sd_grows(1) if grow_sd else []
             for r, n, grow in plan:
                 c = computed[r] + n
                 if grow > 0:
-                    pool.try_grow(r, c)
+                    grows.append((r, c))
                 if c // bs > n_cached.get(r, 0):
+                    if grows:
+                        pool.grow_many(grows)
+                        grows = []
                     pool.cache(r, c, num_tokens[r])
                 sched[r] = n
+            if grows:
+                pool.grow_many(grows)
         else:
             pool.free -= grow_sd
             for r, n, grow in plan:
@@ -278,24 +284,29 @@ class Steady:
         self.sd_updates += updates
 
     def _sd_grow_tables(self, steps):
-        """The block tables of the steady decoders that take a block in the next `steps` steps
-        (the step at sd_steps = s gives one to those with (a + s) % bs == 0)."""
-        grow, sd, bs, s = self.pool.grow, self.sd, self.bs, self.sd_steps
+        """The block tables of the steady decoders that take a block in the next `steps` steps,
+        with one pop (block_pool.PrefixCachePool.grow_many)."""
+        grows = self._sd_grows(steps)
+        if grows:
+            self.pool.grow_many(grows)
+
+    def _sd_grows(self, steps):
+        """[(request, num_tokens)] of the steady decoders that take a block in the next `steps`
+        steps (the step at sd_steps = s gives one to those with (a + s) % bs == 0), in order."""
+        sd, bs, s = self.sd, self.bs, self.sd_steps
         end = s + steps
         # work (sim/work.py): a decoder touched counts as one a walk touches (its blocks are
         # the pool's count)
         if steps >= bs:
             self.sim.count_work(len(sd))
-            for r, (a, _, _) in sd.items():
-                grow(r, a + end)
-            return
-        members = self.sd_members
+            return [(r, a + end) for r, (a, _, _) in sd.items()]
+        members, grows = self.sd_members, []
         for t in range(s, end):
             bucket = members[-t % bs]
             if bucket:
                 self.sim.count_work(len(bucket))
-                for r in bucket:
-                    grow(r, sd[r][0] + end)
+                grows += [(r, sd[r][0] + end) for r in bucket]
+        return grows
 
     def _sd_tokens(self):
         """{request: 1} of the steady decoders (tests' plan log)."""
