@@ -135,7 +135,8 @@ class Runs:
                           and (not self.waitq or not self.fcfs)))
         if (preempted or (blocked is not None and self._unstable(blocked))
                 or (lingering and not self._frees_change_nothing())):
-            self.h_plan = 1
+            self.h_plan = self.h_blocks = 1
+            self.bulk_cap = None
         else:
             self.h_plan = self._repeat_horizon(sched, self.budget - budget)
         # the run still ends after one pass where it did before (an arrival this plan could not
@@ -159,11 +160,12 @@ class Runs:
             h = None
         else:
             h = self._until_blocks_run_out(self.sim)
+        self.h_blocks, self.bulk_cap = h, None    # _repeats: the first counts from the plan
         if self.pool.caching and self.step:
             # a run's repeated steps are booked at once (_bulk), block by block: bound a run so
             # that booking stays a fraction of a second and the work cap can stop between runs
             # (any horizon gives the same decisions: the stepped benchmark is one pass a run)
-            k = max(1, BULK_TOKENS // max(1, tokens))
+            k = self.bulk_cap = max(1, BULK_TOKENS // max(1, tokens))
             if h is None or h > k:
                 h = k
         return h
@@ -190,7 +192,14 @@ class Runs:
         if waiting:
             arrived.extend(waiting)
             waiting.clear()
-        self.h = 1 if arrived and self.wants else (None if h is None else h - k)
+        # the horizon a plan here would set: the blocks' counted from the plan, the booking cap
+        # afresh (a plan here books the passes so far; going on books them with the next run's,
+        # under 2 caps: k < h_plan)
+        hb, cap = self.h_blocks, self.bulk_cap
+        h = None if hb is None else hb - k
+        if cap is not None and (h is None or h > cap):
+            h = cap
+        self.h = 1 if arrived and self.wants else h
         return True
 
     def _until_blocks_run_out(self, sim):

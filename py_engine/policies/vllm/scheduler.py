@@ -129,6 +129,7 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
         self.plan_passes = 0          # sim.passes when the step was planned
         self.h = None                 # horizon of the planned step
         self.h_plan = None            # passes it repeats from its plan (runs.py _set_horizon)
+        self.h_blocks = self.bulk_cap = None   # its parts: until blocks run out, the booking cap
         self.chunking = False         # the plan applied the chunk (more than one request)
         self.step_growth = None       # its blocks over m repeats (runs.Runs._step_growth)
         self.wants = True
