@@ -172,8 +172,8 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
     def prefix_probe(self, trace, r, chain, routed=None):
         """What the fleet asks every replica about request r of its trace (not sent yet; chain:
         the fleet's hash-id nodes or None; routed: 1 + the largest node of the requests routed so
-        far, or None): the same for every replica (one scenario), so computed once a request (None: no
-        replica holds any of it; block_pool.PrefixCachePool.probe)."""
+        far, or None): the same for every replica (one scenario), so computed once a request
+        (None: no replica holds any of it; block_pool.PrefixCachePool.probe)."""
         if not self.pool.caching:
             return None
         span = span_of(trace, r, self.bs, chain)
