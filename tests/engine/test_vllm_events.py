@@ -36,6 +36,16 @@ def test_every_slot_holder_is_running_after_a_plan(case, monkeypatch):
     assert plans
 
 
+def assert_same_without(case, switch, monkeypatch):
+    """The whole result of case equals the one with VLLM's fast path `switch` off."""
+    fast = api.simulate(case)
+    monkeypatch.setattr(VLLM, switch, False)
+    slow = api.simulate(case)
+    for res in (fast, slow):
+        res.pop("seconds", None)
+    assert fast == slow
+
+
 REPEAT_CASES = CASES + [
     {"scheduler": "vllm", "workload": {"requests": 200, "arrival": {"kind": "poisson", "rate": 6}},
      "server": {"slots": 16, "kv_tokens": 6000}},
@@ -63,12 +73,7 @@ def test_going_on_through_a_repeating_plan_changes_no_number(case, monkeypatch):
         return out
 
     monkeypatch.setattr(VLLM, "_repeats", counting)
-    fast = api.simulate(case)
-    monkeypatch.setattr(VLLM, "continues", False)
-    slow = api.simulate(case)
-    for res in (fast, slow):
-        res.pop("seconds", None)
-    assert fast == slow
+    assert_same_without(case, "continues", monkeypatch)
     if case in REPEAT_CASES[len(CASES):]:       # arrivals while a run goes on: it goes on
         assert any(went_on)
 
@@ -88,9 +93,4 @@ def test_steady_decoders_with_block_tables_change_no_number(case, monkeypatch):
     """With the prefix cache (async) steady decoders are touched only when they take a block
     and cache their blocks when they leave the steady set (steady.py): the whole result
     equals the one that walks every running request at every plan."""
-    fast = api.simulate(case)
-    monkeypatch.setattr(VLLM, "steady_tables", False)
-    slow = api.simulate(case)
-    for res in (fast, slow):
-        res.pop("seconds", None)
-    assert fast == slow
+    assert_same_without(case, "steady_tables", monkeypatch)

@@ -42,6 +42,17 @@ def _run(keys, p, k, m, step):
     return lo
 
 
+def _stretches(keys, p, n):
+    """keys[p:n] (a table's, in block order) as stretches of one group each: (start, the
+    group's first key, the first key's slot in it, length)."""
+    while p < n:
+        k = keys[p]
+        i = k % KEY_SPACE % W
+        m = _run(keys, p, k, min(W - i, n - p), 1)
+        yield p, k - i, i, m
+        p += m
+
+
 class PrefixCache:
 
     __slots__ = ("groups",)
@@ -69,19 +80,14 @@ class PrefixCache:
         """The first blocks of keys[0], keys[1], ... (a request's, in block order) up to the
         first key not cached."""
         groups, out = self.groups, []
-        p, n = 0, len(keys)
-        while p < n:
-            k = keys[p]
-            i = k % KEY_SPACE % W
-            m = _run(keys, p, k, min(W - i, n - p), 1)
-            e = groups.get(k - i)
+        for p, g, i, m in _stretches(keys, 0, len(keys)):
+            e = groups.get(g)
             if e is None:
                 return out
             got = e[i:i + m]
             if min(got) < 0:
                 return out + got[:got.index(NONE)]
             out += got
-            p += m
         return out
 
     def insert(self, keys, blocks, start, end):
@@ -89,14 +95,10 @@ class PrefixCache:
         in block order) where that key is not cached yet -> None, or the (key, block) pairs
         whose key was cached (later copies), in order."""
         groups, later = self.groups, None
-        p, n = start, end
-        while p < n:
-            k = keys[p]
-            i = k % KEY_SPACE % W
-            m = _run(keys, p, k, min(W - i, n - p), 1)
-            e = groups.get(k - i)
+        for p, g, i, m in _stretches(keys, start, end):
+            e = groups.get(g)
             if e is None:
-                e = groups[k - i] = EMPTY[:]
+                e = groups[g] = EMPTY[:]
                 e[i:i + m] = blocks[p:p + m]
             elif max(e[i:i + m]) < 0:
                 e[i:i + m] = blocks[p:p + m]
@@ -108,8 +110,7 @@ class PrefixCache:
                     elif f != b:
                         if later is None:
                             later = []
-                        later.append((k + j, b))
-            p += m
+                        later.append((g + i + j, b))
         return later
 
     def put(self, key, block):

@@ -51,6 +51,7 @@ from .block_keys import shared_spans, span_of
 from .block_pool import PrefixCachePool
 from .block_view import BlockSamples, holders, sample_cap
 from .counting_pool import CountingPool
+from .fleet_probe import FleetProbe
 from .livelock import check_livelock
 from .outputs import Outputs
 from .runs import Runs
@@ -62,7 +63,7 @@ VLLM_VERSION = "0.33.0"
 
 
 @register("vllm")
-class VLLM(Apply, Outputs, Steady, Runs, Policy):
+class VLLM(Apply, Outputs, Steady, Runs, FleetProbe, Policy):
     label = "vLLM " + VLLM_VERSION
     summary = "its V1 scheduler, exactly: paged KV, token budget, prefix cache, preemption"
     order = 2
@@ -168,23 +169,6 @@ class VLLM(Apply, Outputs, Steady, Runs, Policy):
         remote = self.trace.remote_kv
         if remote is not None and remote[r]:
             self.remote[r] = remote[r]
-
-    def prefix_probe(self, trace, r, chain, routed=None):
-        """What the fleet asks every replica about request r of its trace (not sent yet; chain:
-        the fleet's hash-id nodes or None; routed: 1 + the largest node of the requests routed so
-        far, or None): the same for every replica (one scenario), so computed once a request
-        (None: no replica holds any of it; block_pool.PrefixCachePool.probe)."""
-        if not self.pool.caching:
-            return None
-        span = span_of(trace, r, self.bs, chain)
-        if span is None:
-            return None
-        return self.pool.probe(span, None if chain is None else chain[r], trace[1][r], routed)
-
-    def cached_prefix(self, probe):
-        """Prompt tokens of a request (its prefix_probe, not None) this replica's prefix cache
-        holds now (fleet/run.py)."""
-        return self.pool.held(probe) if self.pool.caching else 0
 
     @classmethod
     def check(cls, scenario, trace):
