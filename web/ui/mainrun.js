@@ -19,7 +19,8 @@ import { $ } from './dom.js';
  * Returns {run(): a promise settled once the latest values are answered, settled(): the run in
  * flight, cancel(): stop the run in flight (false when none), whenLive(needed): once the engine
  * is live and the run in flight has settled, run again if needed() (the snapshot's answer, or
- * none) unless the reader cancelled it}.
+ * none) unless the reader cancelled it or the engine refused it (a refusal is deterministic: the
+ * same values are refused again, after as long a run)}.
  */
 export function createMainRun({ source, root, request, onResult, onKeep, onError }) {
   const runs = latest();
@@ -27,10 +28,12 @@ export function createMainRun({ source, root, request, onResult, onKeep, onError
   let running = false;               // the latest run's call has not settled
   let cancelled = false;             // the reader stopped the latest run
   let kept = false;                  // an answer is kept in the page (a refused run draws it again)
+  let refused = false;               // the latest run was refused (ScenarioError: the values)
 
   async function compute() {
     const token = runs.start();
     cancelled = false;
+    refused = false;
     const req = request();
     const lanes = req.params?.schedulers?.length || 1;
     const fromSnapshot = !source.live && source.hasSnapshot(req.method, req.params);
@@ -66,6 +69,7 @@ export function createMainRun({ source, root, request, onResult, onKeep, onError
       } catch (err) {
         if (token.stale) return;
         const d = err.detail || { message: err.message };
+        refused = d.type === 'ScenarioError';
         // a refusal is an answer: never "computing…" or "simulating…" (with a Cancel that does
         // nothing) after it; the last good result is drawn again, or the figures say why not
         if (source.failed) markStale(STALE.failed);
@@ -102,7 +106,7 @@ export function createMainRun({ source, root, request, onResult, onKeep, onError
 
   async function whenLive(needed) {
     await inflight;     // a run that was waiting for the engine is already engine-made
-    if (needed() && !cancelled) await run();
+    if (needed() && !cancelled && !refused) await run();
   }
   return { run, cancel, settled: () => inflight, whenLive };
 }
