@@ -34,7 +34,7 @@ from ..scenario.prepared import prepare
 from ..sim.progress import Progress
 from ..workload.blocks import chains
 from .routers import make_router
-from .run import CHECK_EVERY, Fleet, Replica
+from .run import CHECK_EVERY, Fleet, Replica, hide_block_views
 
 
 def pool_scenario(scenario, pool):
@@ -69,6 +69,7 @@ class Disagg:
                           for i in range(cl[pool]["replicas"])]
             f.router = make_router(sc, f)
             self.pools[pool] = f
+        hide_block_views([rep for f in self.pools.values() for rep in f.replicas])
         pre = self.pools["prefill"].scenario
         tr = cl["transfer"]
         # ticks on the link: bytes / (GB/s) = ns = ticks (1 tick = 1 ns of the ms unit)

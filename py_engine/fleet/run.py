@@ -193,6 +193,14 @@ def _plan_without_arrivals(sim, policy):
         sim.n = n
 
 
+def hide_block_views(replicas):
+    """The result shows a replica's block view for a fleet of one only (result.py _Counters):
+    the replicas of a larger one need not sample theirs."""
+    if len(replicas) > 1:
+        for rep in replicas:
+            rep.policy.hide_block_view()
+
+
 def run_fleet_steps(scenario, trace, slice_s=None, work_cap=None, seg_cap=None, log_cap=None):
     """Scenario (prepared) + its trace -> Fleet (finished), in slices of at most slice_s seconds
     (a generator, as api.run_steps)."""
@@ -204,6 +212,7 @@ def run_fleet_steps(scenario, trace, slice_s=None, work_cap=None, seg_cap=None, 
     fleet = Fleet(scenario, trace, chain)
     fleet.replicas = [Replica(i, scenario, trace, chain, Cost.from_scenario(scenario),
                               seg_cap, log_cap, policy=cls) for i in range(n_rep)]
+    hide_block_views(fleet.replicas)
     fleet.router = make_router(scenario, fleet)
     arrive, prompt, out = trace
     n = len(arrive)

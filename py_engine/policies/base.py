@@ -26,6 +26,8 @@ The hooks, each with its default below:
                      recompute totals); {} by default.
     block_view()     The paged pool sampled over the run (vllm: block_view.BlockSamples), for the
                      result's kv_blocks; None by default.
+    hide_block_view() No result will show this run's block view (a replica of a fleet of several,
+                     fleet/run.py): a policy that samples one may stop. Nothing by default.
     grow()           A fleet's router sent request sim.n - 1 (the trace's lists grew by one,
                      sim/core.py add_request): extend the policy's own per-request state.
                      Only policies that keep such state need it.
@@ -101,6 +103,9 @@ class Policy:
     kv_after: Callable[[int], int] | None = None
 
     def block_view(self) -> dict | None:
+        return None
+
+    def hide_block_view(self) -> None:
         return None
 
 

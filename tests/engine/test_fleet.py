@@ -70,6 +70,22 @@ def test_one_replica_is_the_single_server_under_the_roofline_with_chunked_prefil
     assert fleet == py_engine.simulate(sc)
 
 
+def test_only_a_fleet_of_one_samples_its_block_view():
+    """The result shows a replica's block view for a fleet of one only: the replicas of a
+    larger fleet take no samples (a sample copies the running requests' tables), and their
+    numbers are still each one's single server's (the tests below)."""
+    def run(replicas):
+        s = prepare({"scheduler": "vllm", "workload": {"requests": 80},
+                     "server": {"kv_tokens": 12000},
+                     "cluster": {"replicas": replicas, "router": "round_robin"}})
+        return drain(run_fleet_steps(s, generate(s["workload"]), None, None))
+    one, two = run(1), run(2)
+    assert one.replicas[0].policy.samples.rows
+    assert result(FleetRun(one))["kv_blocks"] is not None
+    assert [rep.policy.samples.rows for rep in two.replicas] == [[], []]
+    assert result(FleetRun(two))["kv_blocks"] is None
+
+
 def sub_trace_run(sc, trace, ids):
     """The single-server run of requests `ids` of the trace (in their order), as items."""
     items = []

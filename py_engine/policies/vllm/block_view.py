@@ -7,6 +7,7 @@ from ...sim import records
 
 SAMPLE_CAP = 480           # block-view samples per run at most (about one per pixel column)
 HOLDER_CAP = 1 << 16       # ... and holder rows: fewer samples when max_num_seqs is large
+NEVER = float("inf")       # the next sample's pass once sampling stopped
 
 
 def sample_cap(max_seqs):
@@ -54,6 +55,11 @@ class BlockSamples:
         self.cap, self.block_size, self.total = cap, block_size, total
         self.stride, self.next = 1, 1
         self.rows = []                   # (pass, used, cached_free, free, holders())
+
+    def stop(self):
+        """No more samples (nobody will read them: Policy.hide_block_view); those taken go."""
+        self.next = NEVER
+        self.rows = []
 
     def take(self, p, pool, holders):
         """Sample pass p if it is due; holders: a callable -> (request, slot, blocks) of the
