@@ -24,7 +24,7 @@ from .analysis.results import RESULT_CAPS, result, run_metrics
 from .errors import ScenarioError
 from .fleet.disagg import run_disagg_steps
 from .fleet.result import DisaggRun, FleetRun
-from .fleet.run import run_fleet_steps
+from .fleet.run import fewer_collections, run_fleet_steps
 from .model.cost import Cost
 from .policies import CUSTOM, SPEEDUP, base_schedulers, policy_class, scheduler_names
 from .scenario import fields
@@ -105,8 +105,9 @@ def fleet_steps(scenario, trace, slice_s=None, work_cap=WORK_CAP):
     disagg = scenario["cluster"]["prefill"]["replicas"] > 0
     steps = run_disagg_steps if disagg else run_fleet_steps
     try:
-        fleet = yield from steps(scenario, trace, slice_s, work_cap, RESULT_CAPS["segments"],
-                                 RESULT_CAPS["passes_log"])
+        with fewer_collections():
+            fleet = yield from steps(scenario, trace, slice_s, work_cap, RESULT_CAPS["segments"],
+                                     RESULT_CAPS["passes_log"])
     except WorkCapExceeded as e:
         raise too_much(scenario, e.work, e.done, e.n, work_cap) from None
     except OverflowError:

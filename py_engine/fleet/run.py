@@ -16,8 +16,10 @@ sent elsewhere leaves it whole. So one replica is the single server number for n
 round robin every replica is the single-server run of its own sub-trace (both are tests).
 """
 
+import gc
 import time
 from collections import deque
+from contextlib import contextmanager
 
 from ..policies import policy_class
 from ..sim.core import Sim, _first_pass_at as _first_pass_roofline
@@ -30,6 +32,7 @@ from .routers import make_router
 
 CHECK_EVERY = 64           # requests routed between checks of the work cap and the deadline
 IDLE = float("inf")        # Replica.wake of a replica with nothing to do until it is sent more
+FLEET_GEN0 = 50_000        # allocations between Python's young-generation collections in a fleet
 
 
 class Replica:
@@ -191,6 +194,20 @@ def _plan_without_arrivals(sim, policy):
         return sim._run_length(policy)
     finally:
         sim.n = n
+
+
+@contextmanager
+def fewer_collections():
+    """Python's cyclic collector runs less often while a fleet runs: its replicas allocate
+    containers by the million (block tables, slices of the free queue), none in a cycle, and
+    every collection walks the young ones item by item. 8 replicas x 12,031 Mooncake requests:
+    6.8 -> 6.4 s of CPU (gen-0 collections 519 -> 41). The old thresholds come back after."""
+    old = gc.get_threshold()
+    gc.set_threshold(max(old[0], FLEET_GEN0), *old[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
 
 
 def hide_block_views(replicas):

@@ -86,6 +86,25 @@ def test_only_a_fleet_of_one_samples_its_block_view():
     assert result(FleetRun(two))["kv_blocks"] is None
 
 
+def test_a_fleet_run_leaves_the_collectors_thresholds_as_it_found_them():
+    """A fleet runs with fewer collections (fleet/run.py fewer_collections), finished, refused
+    at the work cap, or dropped half-way (a cancelled page request): then the old thresholds."""
+    import gc
+    sc = {"scheduler": "vllm", "workload": {"requests": 200}, "server": {"kv_tokens": 12000},
+          "cluster": {"replicas": 2, "router": "round_robin"}}
+    before = gc.get_threshold()
+    seen = []
+    steps = py_engine.api.simulate_steps(sc, slice_s=0.0)
+    next(steps)
+    seen.append(gc.get_threshold())          # half-way
+    steps.close()
+    py_engine.simulate(sc)
+    with pytest.raises(py_engine.ScenarioError, match="work cap"):
+        py_engine.simulate(sc, work_cap=1000)
+    assert seen[0][0] > before[0]
+    assert gc.get_threshold() == before
+
+
 def sub_trace_run(sc, trace, ids):
     """The single-server run of requests `ids` of the trace (in their order), as items."""
     items = []
