@@ -133,7 +133,8 @@ def _build_into(staging: Path, py: Path, tarball: Path, pyodide_cdn: str | None)
     first = staging / "snapshot" / FIRST_DRAW
     n_mods = write_preloads(staging, json.loads(first.read_text()), lazy={cm})
     first.unlink()   # a build-time note, now in index.html's preloads
-    log(f"index.html: {n_mods} modules and the default view's snapshot answers preloaded")
+    log(f"index.html: {n_mods} modules and the default view's snapshot answers preloaded "
+        "(its main run's by engine/start.js, on the default view only)")
     files = _hash_files(staging)
     lock_pkgs = {p: lock["packages"][p] for p in PYODIDE_PACKAGES}
     runtime = {}
@@ -165,9 +166,13 @@ def _build_into(staging: Path, py: Path, tarball: Path, pyodide_cdn: str | None)
     check_site(staging, own_files, cdn=bool(pyodide_cdn))
 
 
-# tools/snapshot.py's list of the snapshot files the default view's first picture needs.
+# tools/snapshot.py's lists of the snapshot files the default view's first picture needs:
+# {"boot": every page's boot asks them, "main": the default view's main run}.
 FIRST_DRAW = "first-draw.json"
 PRELOAD_MARK = "<!-- preloads: written by tools/site.py -->"
+# inside index.html's <template id="default-view-preloads">, which engine/start.js adds to the
+# document only when the page opens on the default view
+DEFAULT_VIEW_MARK = "<!-- the default view's preloads: written by tools/site.py -->"
 _IMPORT = re.compile(r"""(?:\bfrom|\bimport\s*\(?)\s*["']([^"'`$]+\.m?js)["']""")
 _MODULE_SCRIPT = re.compile(r"""<script\s+type=["']module["']\s+src=["']([^"']+)["']""", re.I)
 
@@ -195,21 +200,29 @@ def module_graph(site: Path, entries: list[str], lazy: set[Path] = frozenset()) 
     return seen
 
 
-def write_preloads(site: Path, first_draw: list[str], lazy: set[Path]) -> int:
+def write_preloads(site: Path, first_draw: dict[str, list[str]], lazy: set[Path]) -> int:
     """index.html asks, while it parses, for every module of its graph (modulepreload: fetched in
-    parallel instead of one import level at a time) and for the snapshot answers of the default
-    view's first picture, so the build-time picture does not wait for the modules to evaluate."""
+    parallel instead of one import level at a time) and for the snapshot answers every page's boot
+    reads, so the build-time picture does not wait for the modules to evaluate. The default view's
+    main run's answers go into its <template>, inert: engine/start.js adds them on the default view
+    only (any query may run another scenario, and would download them for nothing)."""
     html_path = site / "index.html"
     html = html_path.read_text(encoding="utf-8")
-    if PRELOAD_MARK not in html:
-        raise BuildError(f"web/index.html has no {PRELOAD_MARK!r} (where the preloads go)")
+    for mark in (PRELOAD_MARK, DEFAULT_VIEW_MARK):
+        if mark not in html:
+            raise BuildError(f"web/index.html has no {mark!r} (where the preloads go)")
     # lazy: the editor's 470 KB bundle loads when the lab opens, not at start-up
     modules = module_graph(site, _MODULE_SCRIPT.findall(html), lazy)
-    # crossorigin: fetch() asks in cors mode, and a preload is used only by a request that matches it
-    links = [f'<link rel="preload" as="fetch" crossorigin href="snapshot/{f}">'
-             for f in ["index.json", *first_draw]]
+
+    def answers(files):
+        # crossorigin: fetch() asks in cors mode; a preload serves only a request that matches it
+        return [f'<link rel="preload" as="fetch" crossorigin href="snapshot/{f}">' for f in files]
+
+    links = answers(["index.json", *first_draw["boot"]])
     links += [f'<link rel="modulepreload" href="{m}">' for m in modules]
-    html_path.write_text(html.replace(PRELOAD_MARK, "\n".join(links)), encoding="utf-8")
+    html = html.replace(PRELOAD_MARK, "\n".join(links))
+    html = html.replace(DEFAULT_VIEW_MARK, "".join(answers(first_draw["main"])))
+    html_path.write_text(html, encoding="utf-8")
     return len(modules)
 
 

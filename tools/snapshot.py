@@ -61,7 +61,7 @@ def write(out: Path) -> int:
     presets = answer({"method": "presets", "params": {}})["result"]
     story = answer({"method": "story", "params": {}})["result"]
     out.mkdir(parents=True, exist_ok=True)
-    index, first = {}, []
+    index, first = {}, {"boot": [], "main": []}
     for i, entry in enumerate(startup_requests(schema, presets, story)):
         req = entry["request"]
         name = f"{i:03d}-{req['method']}.json"
@@ -69,9 +69,10 @@ def write(out: Path) -> int:
         (out / name).write_text(json.dumps(answer(req), allow_nan=False, separators=(",", ":")))
         index[entry["key"]] = name   # the page's own canonical JSON of the request
         if entry["first"]:
-            first.append(name)
+            first[entry["first"]].append(name)
     (out / "index.json").write_text(json.dumps(index, indent=0))
-    # for tools/site.py: the answers index.html preloads (the default view's first picture)
+    # for tools/site.py: the default view's first picture's answers, by who preloads them
+    # (index.html: "boot"; engine/start.js on the default view only: "main")
     (out / "first-draw.json").write_text(json.dumps(first))
     return len(index)
 

@@ -1,11 +1,14 @@
 """The build-time picture comes first and fast: index.html preloads every module of the page (the
 list written at build from the import graph, tools/site.py) and the snapshot answers the default
-view's first picture needs, so no import waterfall and no snapshot fetch waits for the modules."""
+view's first picture needs, so no import waterfall and no snapshot fetch waits for the modules. The
+default view's main run's answer is preloaded on the default view only (engine/start.js): a page
+on another scenario never downloads it."""
 
 import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
-from support.page import flat_metrics, metrics_match, read_metrics
+from support.page import flat_metrics, metrics_match, read_metrics, scenario_from_query, settle
 from tools.site import module_graph
 
 WEB = Path(__file__).resolve().parents[2] / "web"
@@ -67,12 +70,41 @@ def test_the_first_picture_is_the_snapshot_preloaded_before_the_engine_is_live(s
     # every module the page had loaded came from a preload, not from an import found on evaluation
     scripts = {p for p in asked if p.endswith(".js")}
     assert scripts and scripts <= modules, sorted(scripts - modules)
-    # the snapshot answers were asked by index.html's preloads, not after the modules evaluated
+    # the snapshot answers were asked by index.html's preloads (the main run's added by
+    # engine/start.js, the first module), not after the page's modules evaluated
     answers = {p for p in asked if p.startswith("snapshot/")}
     assert answers and answers <= fetched, sorted(answers - fetched)
     assert all(asked[p] == "link" for p in answers), {p: asked[p] for p in answers}
     page.wait_for_selector("html[data-drawn]:not([data-busy]):not([data-pending])", state="attached")
     assert metrics_match(read_metrics(page), flat_metrics(native.compare({}))) >= 46
+
+
+# Pages whose main run is not the default view's: a blogger's embed of one figure (the README's
+# iframe, answered by the snapshot), a fleet embed and another scenario (asked of the engine). The
+# fleet figure owns the cluster keys: `?embed=fleet&replicas=4` alone runs the default view's
+# one-server comparison, and rightly uses its answer.
+OTHER_VIEWS = ["?embed=timeline&requests=32&skew=0.8",
+               "?embed=fleet&replicas=4&router=llm_d&requests=48&skew=0.8", "?requests=200"]
+
+
+def test_a_page_on_another_scenario_never_asks_for_the_default_views_answer(strict_page, site_url):
+    """The default view's first answer is asked for early, but only by the default view: anywhere
+    else it would be ~50 KB downloaded for nothing (and Chromium's "preloaded but not used" warning
+    in a blogger's devtools on every view of the post)."""
+    page = strict_page
+    asked = []
+    page.on("request", lambda r: asked.append(urlsplit(r.url).path))
+    page.goto(site_url)
+    page.wait_for_selector("html[data-drawn]", state="attached")
+    default = [p for p in asked if re.search(r"/snapshot/[^/]+-compare\.json$", p)]
+    assert len(default) == 1, f"the default view's main run: one answer, asked once; got {default}"
+    for query in OTHER_VIEWS:
+        assert set(scenario_from_query(query)) - {"cluster"}, f"{query} runs the default scenario"
+        asked.clear()
+        page.goto(site_url + query)
+        settle(page, sweeps=False)
+        assert any(p.endswith("/main.js") for p in asked), f"{query}: no request of the page seen"
+        assert default[0] not in asked, f"{query}: asked for the default view's answer {default[0]}"
 
 
 def test_the_graph_follows_imports_not_workers_nor_lazy_files(tmp_path):

@@ -145,13 +145,15 @@ export function embeddedFigure(ctx, view) {
   return (storyStep(ctx, view) || ctx.story?.[0])?.highlight ?? null;
 }
 
-/** Every request the page makes before its engine is live, for each of these URLs' states. */
-/** What the default view's first picture waits for (main.js boot, then its main run): the build
- *  preloads these answers in index.html (tools/site.py). */
+/** What the default view's first picture waits for, in two parts: `boot`, what main.js's boot asks
+ *  on every page whatever its URL (index.html preloads these answers), and `main`, the default
+ *  view's main run (engine/start.js preloads it only on the default view: another URL may run
+ *  another scenario). tools/site.py writes both preloads. */
 export function firstDrawRequests(ctx) {
-  return [SCHEMA, PRESETS, STORY, pageRequests(ctx, parseURL('', ctx)).main];
+  return { boot: [SCHEMA, PRESETS, STORY], main: [pageRequests(ctx, parseURL('', ctx)).main] };
 }
 
+/** Every request the page makes before its engine is live, for each of these URLs' states. */
 export function startupRequests(ctx, searches) {
   const seen = new Map();
   const add = (r) => { if (r) seen.set(canonical(r), r); };
