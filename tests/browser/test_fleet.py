@@ -8,8 +8,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from support.page import (flat_fleet, flat_metrics, fleet_runs, metrics_match, read_metrics,
-                          scenario_from_query, settle)
+from support.page import (COUNT_CALLS, flat_fleet, flat_metrics, fleet_runs, metrics_match,
+                          read_metrics, scenario_from_query, settle)
 
 # Three vLLM replicas, four 1,500-token system prompts, llm-d's scorers with a lighter KV weight.
 FLEET = ("vllm=1&requests=120&arrival=poisson&rate=10&output_mean=48&prefix=system&groups=4"
@@ -75,6 +75,7 @@ def test_a_fleet_url_shows_the_native_numbers_and_why_each_request_went_where(
 
 def test_the_router_comparison_lists_every_router_and_picks_one(strict_page, site_url, native):
     page = strict_page
+    page.add_init_script(COUNT_CALLS)
     query = "requests=300&arrival=poisson&rate=30&replicas=4"      # continuous, round robin
     page.goto(f"{site_url}?{query}")
     settle(page)
@@ -87,11 +88,15 @@ def test_the_router_comparison_lists_every_router_and_picks_one(strict_page, sit
         for key in ("throughput_tok_s", "ttft.p95", "load_imbalance"):
             assert f"routers.{kind}.{key}" in shown, (kind, key)
     assert page.get_attribute('#fleet-routers tr.current [data-router]', "data-router") == "round_robin"
-    # a router's button sets it: the fleet figure follows, the link too
+    # a router's button sets it: the fleet figure follows, the link too; the one-server figures
+    # depend on no router: they keep their answers, and the engine runs nothing (the fleet's run
+    # under that router is the comparison's)
     before = page.get_attribute("html", "data-drawn")
+    page.evaluate("window.__posted = []")
     page.click('#fleet-routers [data-router="least_outstanding"]')
     page.wait_for_function("n => document.documentElement.dataset.drawn !== n", arg=before)
     settle(page)
+    assert page.evaluate("window.__posted") == []
     assert parse_qs(urlsplit(page.url).query)["router"] == ["least_outstanding"]
     assert page.get_attribute('#fleet-routers tr.current [data-router]', "data-router") == "least_outstanding"
     assert "behind least outstanding" in page.text_content("#fleet-what")

@@ -2,7 +2,8 @@
 work cap gets the cap's message beside its control, a long run is cancelled from the keyboard and
 the engine is free at once, a cancelled sweep leaves no stale progress behind."""
 
-from support.page import flat_metrics, metrics_match, read_metrics, scenario_from_query, settle, wait_state
+from support.page import (COUNT_CALLS, flat_metrics, metrics_match, read_metrics,
+                          scenario_from_query, settle, wait_state)
 
 
 
@@ -23,17 +24,6 @@ def test_a_run_with_a_huge_pass_log_draws_every_card(strict_page, site_url, nati
     assert metrics_match(read_metrics(page), flat_metrics(expected)) >= 68
     assert page.text_content("#form-message") == ""
     assert page.is_visible("canvas.blockview")
-
-
-# every engine call the page posts, by method (a SharedWorker's port or a dedicated Worker)
-COUNT_CALLS = """window.__posted = [];
-for (const C of [MessagePort, Worker]) {
-  const post = C.prototype.postMessage;
-  C.prototype.postMessage = function (m, ...rest) {
-    if (m && m.method) window.__posted.push(m.method);
-    return post.call(this, m, ...rest);
-  };
-}"""
 
 
 def test_a_run_beyond_the_work_cap_gets_the_caps_message(strict_page, site_url):

@@ -34,6 +34,18 @@ def settle(page, sweeps: bool = True, timeout: float = SETTLE_TIMEOUT_MS, pollin
         arg=sweeps, timeout=timeout, polling=polling)
 
 
+# An init script: every engine call the page posts, by method, in window.__posted (a
+# SharedWorker's port or a dedicated Worker; the calls the snapshot answers are not posted).
+COUNT_CALLS = """window.__posted = [];
+for (const C of [MessagePort, Worker]) {
+  const post = C.prototype.postMessage;
+  C.prototype.postMessage = function (m, ...rest) {
+    if (m && m.method) window.__posted.push(m.method);
+    return post.call(this, m, ...rest);
+  };
+}"""
+
+
 def status_text(page) -> str:
     """The page's engine status line (it names what failed)."""
     return page.evaluate("() => (document.getElementById('engine-status-text') || {}).textContent || ''")

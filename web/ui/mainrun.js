@@ -6,6 +6,7 @@
 // when, and what the figures show meanwhile.
 
 import { coalesce, latest } from '../engine/latest.js';
+import { canonical } from '../engine/requests.js';
 import { showNote, markStale, cancellable, CANCELS, STALE } from './headline.js';
 import { createEstimate, showProgress } from './runprogress.js';
 import { $ } from './dom.js';
@@ -29,6 +30,9 @@ export function createMainRun({ source, root, request, onResult, onKeep, onError
   let cancelled = false;             // the reader stopped the latest run
   let kept = false;                  // an answer is kept in the page (a refused run draws it again)
   let refused = false;               // the latest run was refused (ScenarioError: the values)
+  // the engine's last answer, {key, cmp} or {key, err} (a refusal): the same request again (a
+  // change only other figures depend on, e.g. a fleet's router) gets it without a run
+  let answered = null;
 
   async function compute() {
     const token = runs.start();
@@ -61,8 +65,12 @@ export function createMainRun({ source, root, request, onResult, onKeep, onError
       let note = null;
       try {
         const tCall = performance.now();
-        const cmp = await source.call(req.method, req.params, { signal: token.signal, onProgress });
+        const key = canonical(req);
+        const again = source.live && answered?.key === key ? answered : null;
+        if (again?.err) throw again.err;
+        const cmp = again ? again.cmp : await source.call(req.method, req.params, { signal: token.signal, onProgress });
         performance.measure('cbx:engine', { start: tCall, end: performance.now() });
+        if (!fromSnapshot) answered = { key, cmp };
         if (token.stale) return;
         kept = true;
         onResult({ cmp, req, fromSnapshot });
@@ -70,6 +78,7 @@ export function createMainRun({ source, root, request, onResult, onKeep, onError
         if (token.stale) return;
         const d = err.detail || { message: err.message };
         refused = d.type === 'ScenarioError';
+        if (!fromSnapshot) answered = refused ? { key: canonical(req), err } : null;
         // a refusal is an answer: never "computing…" or "simulating…" (with a Cancel that does
         // nothing) after it; the last good result is drawn again, or the figures say why not
         if (source.failed) markStale(STALE.failed);

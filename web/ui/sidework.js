@@ -4,7 +4,7 @@
 // cancelled between its points.
 
 import { latest } from '../engine/latest.js';
-import { KV_PRESETS, CHECK, kvRequest, pageRequests, planRequests, sweepSchedulers, sweepOf } from '../engine/requests.js';
+import { KV_PRESETS, CHECK, canonical, kvRequest, pageRequests, planRequests, sweepSchedulers, sweepOf } from '../engine/requests.js';
 import { speedupPoint, sizingPoint, drawSpeedup, drawSizing, sloRule, drawLatency, renderAdvice, fieldWords } from './sweeps.js';
 import { renderStall, buildKV, renderKV, renderCheck, renderFit } from './panels.js';
 import { createFleet } from './fleet.js';
@@ -30,6 +30,7 @@ export function createSideWork(ctx) {
   const figures = Object.entries(schema.figures).filter(([, f]) => f.sweep);
   const points = Object.fromEntries(figures.map(([name]) => [name, []]));
   const verdicts = {};        // figure -> the engine's recommendation once every point is in
+  const swept = {};           // figure -> its requests' key once all its points (and verdict) are in
   const field = (path) => fields.find((f) => f.path === path) || schema.fields.find((f) => f.path === path);
   let timer = null;
   let stallKey = null;
@@ -92,8 +93,13 @@ export function createSideWork(ctx) {
     const sched = sweepSchedulers(def, ctx.state().lanes, schema.schedulers)[0];
     const got = [], answers = [];
     if (token.stale) return;
-    verdicts[name] = null;
     started.add(name);
+    // the same points as those shown (a change this figure does not depend on: a fleet's router,
+    // a theme): they stay, and the engine is free for the figures that did change
+    const key = canonical(reqs.map((r) => r.req)) + source.live;
+    if (swept[name] === key) return;
+    swept[name] = null;
+    verdicts[name] = null;
     points[name] = [];          // the old points belong to other values: clear them first
     draw(name);
     sweepUI(name, { done: 0, total: reqs.length });
@@ -121,6 +127,7 @@ export function createSideWork(ctx) {
       } catch { if (token.stale) return; verdicts[name] = null; }
       draw(name);
     }
+    swept[name] = key;
   }
 
   async function stall(token, req) {
@@ -174,6 +181,7 @@ export function createSideWork(ctx) {
     for (const [name] of figures) {
       if (!started.has(name)) {        // its points belong to older values: not shown as current
         points[name] = [];
+        swept[name] = null;
         draw(name);
         $(`${name}-progress`).value = 0;
       }
