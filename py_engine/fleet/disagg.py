@@ -108,6 +108,7 @@ class Disagg:
             rep.advance(e)
         k = self.decode_of[g]
         rep = dec.replicas[k]
+        rep.coming -= 1
         self.decode_local[g] = rep.sim.n
         p = self.trace[1][g]
         rep.send(g, e, p, self.trace[2][g], self.trace, self.chain, remote=p - 1)
@@ -131,7 +132,8 @@ class Disagg:
         self.drain(t)
         for rep in dec.replicas:
             rep.advance(t)
-        self.decode_of[g] = dec.route(g, t)
+        self.decode_of[g] = k = dec.route(g, t)
+        dec.replicas[k].coming += 1       # the router counts it from now (Replica.outstanding)
         p = pre.route(g, t)
         rep = pre.replicas[p]
         self.pending[p][rep.sim.n] = g

@@ -74,6 +74,9 @@ class Replica:
         # advance(t) does nothing for t <= wake (the loop skips the call): set where advance
         # stops, and reset by send (a request may cut the held run or wake an idle replica)
         self.wake = -1
+        # requests a router picked this replica for that are not sent yet: a P/D request in its
+        # prefill or on the link (fleet/disagg.py); the router counts them from its choice
+        self.coming = 0
         self.last_end = (0, 0)        # (end, requests done there) of the last run executed
         self.snapshots = deque()      # (time, waiting, running, kv tokens) at each decision
         self.kv_pool = scenario.kv_pool
@@ -157,12 +160,12 @@ class Replica:
         return snaps[0]
 
     def outstanding(self, t):
-        """Its requests sent and not done at t (the router's own count: it sees each response
-        end). Every request done so far ended by t, but for those ending a run that started
+        """Its requests routed and not done at t (the router's own count: it sees each response
+        end; a P/D request counts from the router's choice, `coming`). Every request done so far ended by t, but for those ending a run that started
         before t and ends after it (a run no arrival could cut)."""
         sim = self.sim
         end, late = self.last_end
-        return sim.n - sim.n_done + (late if end > t else 0)
+        return sim.n - sim.n_done + (late if end > t else 0) + self.coming
 
 
 def _held(sim, run, cuttable):
@@ -296,6 +299,7 @@ class Fleet:
             best = max(held)
             self.forgone += best - held[k]
             self.hit_at_route += held[k]
+        self.router.chosen(g, t, k)
         return k
 
     def cached_all(self, g):

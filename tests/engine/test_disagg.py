@@ -3,6 +3,7 @@ bandwidth + latency and first in first out, the prefill pool is the single serve
 requests with one output token, and decode replicas that never prefill keep ITL low."""
 
 import math
+from collections import Counter
 
 import pytest
 
@@ -116,3 +117,15 @@ def test_bad_disaggregation_input_names_the_field(bad, field):
     with pytest.raises(py_engine.ScenarioError) as e:
         py_engine.simulate(bad)
     assert e.value.field == field
+
+
+@pytest.mark.parametrize("router", ["least_outstanding", "vllm_dp", "cache_aware"])
+def test_a_decode_router_counts_a_request_from_its_choice(router):
+    """The decode replica is chosen at arrival; the request gets there after its prefill and
+    transfer. A router counts (and indexes) it from its choice, so a burst routed before any
+    delivery spreads over the decode pool instead of piling on replica 0 (it did: 64 of 64)."""
+    sc = {"cluster": {"prefill": {"replicas": 1}, "decode": {"replicas": 3}, "router": router}}
+    got = Counter(r["replica"] for r in py_engine.simulate(sc)["requests"])
+    assert sorted(got) == [0, 1, 2], got
+    if router != "cache_aware":     # its rule when nothing matches: the smallest tree in tokens
+        assert sorted(got.values()) == [21, 21, 22], got

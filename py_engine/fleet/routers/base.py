@@ -1,7 +1,7 @@
 """The router interface: `pick(g, t)` chooses the replica of fleet request g arriving at t.
 
 What a router may read (fleet/run.py), per replica `rep` of `self.fleet.replicas`:
-    rep.outstanding(t)          its requests sent and not done: the router's own count (it
+    rep.outstanding(t)          its requests routed and not done: the router's own count (it
                                 proxies every response, so it sees each one end)
     self.load(rep, t)           (time, waiting, running, kv tokens) of the replica's last
                                 scheduler step at or before t - cluster.staleness_ms: the stats
@@ -15,8 +15,9 @@ What a router may read (fleet/run.py), per replica `rep` of `self.fleet.replicas
 (decisions by reason), the scores what the page shows on hover. A router says in words what it is
 (`label`), what its scores are (`score`, and `best`: whether the lowest or the highest wins) and
 what a request did for each of its reasons (`why`); schema() ships them (describe()), so the page names no
-router itself. `sent(g, t, k)` follows every
-decision (a router's own bookkeeping). Ties go to the lowest replica index unless the source
+router itself. `chosen(g, t, k)` follows every decision (the router's own index of where it
+sent what), `sent(g, t, k)` the request's arrival at that replica: the same moment but in a P/D
+fleet, whose decode replica gets a request after its prefill and transfer. Ties go to the lowest replica index unless the source
 breaks them at random (then with the router's seeded random.Random).
 """
 
@@ -51,6 +52,9 @@ class Router:
 
     def pick(self, g, t):
         raise NotImplementedError
+
+    def chosen(self, g, t, k):
+        return None
 
     def sent(self, g, t, k):
         return None

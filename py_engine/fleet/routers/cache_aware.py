@@ -56,7 +56,7 @@ class CacheAware(Router):
             return (mask & -mask).bit_length() - 1, "cache_hit", loads
         return lowest(self.size), "smallest_tree", loads
 
-    def sent(self, g, t, k):
+    def chosen(self, g, t, k):     # indexed at the choice (P/D: before the request gets there)
         bit, holders = 1 << k, self.holders
         hb, prompt = self.fleet.trace.hash_block, self.fleet.trace[1][g]
         known = 0

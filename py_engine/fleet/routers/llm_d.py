@@ -67,7 +67,7 @@ class LlmD(Router):
         k = tied[0] if len(tied) == 1 else self.rng.choice(tied)
         return k, ("prefix" if p_score[k] > 0 else "load"), total
 
-    def sent(self, g, t, k):
+    def chosen(self, g, t, k):     # indexed at the choice (P/D: before the request gets there)
         if self.precise:
             return
         idx = self.index[k]

@@ -27,7 +27,8 @@ class VllmDP(Router):
             when, waiting, running, _ = self.load(rep, t)
             if when != self.seen[i]:       # fresh counts replace the local bumps
                 self.seen[i], self.bump[i] = when, 0
-            scores.append(4 * (waiting + self.bump[i]) + running)
+            # (a P/D request waits for this decode engine from the choice on: rep.coming)
+            scores.append(4 * (waiting + self.bump[i] + rep.coming) + running)
         best = min(range(self.n), key=scores.__getitem__)
         return best, "lowest_score", scores
 
