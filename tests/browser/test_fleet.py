@@ -126,6 +126,21 @@ def test_a_single_server_page_opens_the_fleet_on_request(strict_page, site_url, 
     assert not fleet_metrics(read_metrics(page))
 
 
+@pytest.mark.parametrize("query", [FLEET, "prefill_replicas=1&decode_replicas=3"])
+def test_on_a_phone_the_time_axis_is_under_the_lanes(strict_page, site_url, query):
+    """390 px hides the lanes' optional columns: the axis row still lines up with the lanes (it
+    spanned the hidden columns too, and sat to the right of the lanes with nothing under it)."""
+    page = strict_page
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{site_url}?{query}")
+    settle(page)
+    box = "c => { const r = c.getBoundingClientRect(); return [Math.round(r.left), Math.round(r.right)]; }"
+    lanes = page.eval_on_selector_all("canvas.fleet-lane", f"cs => cs.map({box})")
+    axis = page.eval_on_selector("canvas.fleet-axis", box)
+    assert lanes and all(lane == axis for lane in lanes), (lanes, axis)
+    assert axis[1] - axis[0] > 390 / 2            # the lanes take most of the width
+
+
 @pytest.mark.parametrize("query", [FLEET, FLEET.replace("replicas=3", "replicas=8"), "story=12&embed=fleet"])
 def test_the_fleet_embed_fits_820_by_520(strict_page, site_url, native, query):
     page = strict_page

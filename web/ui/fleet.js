@@ -240,7 +240,10 @@ export function createFleet(ctx) {
       }), el('td', { class: 'lane-cell' }, canvas)));
     });
     axisCanvas = el('canvas', { class: 'fleet-axis', 'aria-hidden': 'true' });
-    const foot = el('tr', {}, el('td', { colspan: String(1 + REPLICA.length) }), el('td', { class: 'lane-cell' }, axisCanvas));
+    // a cell per column (not one spanning them): a narrow screen hides the optional ones, and a
+    // span of the hidden too put the axis beside the lanes instead of under them
+    const foot = el('tr', {}, el('td'), ...REPLICA.map((c) => el('td', { class: c.opt ? 'opt' : null })),
+      el('td', { class: 'lane-cell' }, axisCanvas));
     const table = el('table', { class: 'fleet-replicas' }, el('thead', {}, head), el('tbody', {}, ...rows), el('tfoot', {}, foot));
     $('fleet-lanes').replaceChildren(table);
     frame();
