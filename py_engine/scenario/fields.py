@@ -334,7 +334,7 @@ FIELDS = [
           "The prefill pool's server: server fields that differ from `server` (e.g. {cost: "
           "{kind: roofline, ..., tp: 4}}, slots, max_num_batched_tokens).",
           label="Prefill server", url="prefill_server",
-          hint='Server fields that differ, as JSON: {"cost": {"tp": 2}}. Empty = as the server.'),
+          hint='Server fields that differ, as JSON: {"cost": {"tp": 2}} (tp: roofline cost). Empty = as the server.'),
     Field("cluster.decode.replicas", "int", 0,
           "Replicas that only decode: a request arrives when its KV has crossed the link and "
           "is admitted when its blocks fit.",
