@@ -73,6 +73,28 @@ def test_a_fleet_url_shows_the_native_numbers_and_why_each_request_went_where(
     assert f"It {why}." in text
 
 
+def test_cache_aware_hover_does_not_crown_a_load_that_did_not_decide(strict_page, site_url, native):
+    """SGLang's cache-aware router keeps loads as its scores but follows a prefix match (or the
+    smallest tree) unless the loads are imbalanced: there the tooltip bolds no lowest load."""
+    page = strict_page
+    query = FLEET.replace("router=llm_d&w_kv=0.5", "router=cache_aware")
+    page.goto(f"{site_url}?{query}")
+    settle(page)
+    fleet = native("simulate", {"scenario": {**scenario_from_query(query), "scheduler": "vllm"}})
+    req = fleet["requests"][40]
+    lane = page.locator(f'canvas.fleet-lane[data-replica="{req["replica"]}"]')
+    lane.scroll_into_view_if_needed()
+    box = lane.bounding_box()
+    x = 3 + req["arrive"] / fleet["metrics"]["makespan"] * (box["width"] - 6)
+    page.mouse.move(box["x"] + x, box["y"] + box["height"] - 3)
+    page.wait_for_selector("#fleet-tip:not([hidden])")
+    text = page.inner_text("#fleet-tip")
+    rid = int(re.search(r"Request #(\d+) →", text).group(1))
+    assert fleet["router"]["reasons"][rid] != "balance"      # a match or the smallest tree decided
+    assert "not what decided this request" in text and "wins)" not in text, text
+    assert page.locator("#fleet-tip .tip-best").count() == 0
+
+
 def test_the_router_comparison_lists_every_router_and_picks_one(strict_page, site_url, native):
     page = strict_page
     page.add_init_script(COUNT_CALLS)

@@ -336,8 +336,11 @@ export function createFleet(ctx) {
     if (reason) kids.push(el('div', { text: `It ${router?.why?.[reason] || reason}.` }));
     const scores = fleetView(res).scores.get(id);
     if (scores && router?.score) {
-      const best = favoured(scores, router.best);
-      kids.push(el('div', { class: 'tip-head', text: `scores (${router.best} wins): ${router.score}` }));
+      // (cache-aware's loads decide only when imbalanced: a match or the smallest tree did here)
+      const decisive = !router.decides || router.decides.includes(reason);
+      const best = decisive ? favoured(scores, router.best) : -1;
+      kids.push(el('div', { class: 'tip-head', text: decisive ? `scores (${router.best} wins): ${router.score}`
+        : `${router.score} (not what decided this request)` }));
       const list = el('dl');
       scores.forEach((s, i) => list.append(el('dt', { text: `${pooled ? 'decode' : 'replica'} ${i}${i === k ? ' ←' : ''}` }),
         el('dd', { class: i === best ? 'tip-best' : null, text: s == null ? 'not asked' : fmt(s) })));

@@ -40,6 +40,7 @@ class Router:
     score = None           # what its scores per replica are, in words (None: it keeps none)
     best = None            # "lowest" or "highest": the score that wins
     why = {}               # reason -> what the request did, in words
+    decides = None         # the reasons under which its best score wins (None: every reason)
 
     def __init__(self, scenario, fleet):
         self.fleet = fleet
@@ -62,7 +63,8 @@ class Router:
 
 def describe():
     """[{name, label, score, best, why}] of every registered router (the page's words)."""
-    return [{"name": n, "label": c.label, "score": c.score, "best": c.best, "why": dict(c.why)}
+    return [{"name": n, "label": c.label, "score": c.score, "best": c.best, "why": dict(c.why),
+             "decides": None if c.decides is None else list(c.decides)}
             for n, c in REGISTRY.items()]
 
 

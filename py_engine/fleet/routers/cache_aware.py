@@ -25,6 +25,7 @@ class CacheAware(Router):
     why = {"cache_hit": "followed its prefix-tree match (over cache_threshold of the prompt)",
            "smallest_tree": "went to the smallest prefix tree (no match over cache_threshold)",
            "balance": "went to the least loaded replica (loads imbalanced)"}
+    decides = ("balance",)     # a match or the smallest tree decides the others
 
     def __init__(self, scenario, fleet):
         super().__init__(scenario, fleet)
