@@ -95,6 +95,25 @@ def test_cache_aware_hover_does_not_crown_a_load_that_did_not_decide(strict_page
     assert page.locator("#fleet-tip .tip-best").count() == 0
 
 
+def test_a_fleet_page_links_its_top_to_the_fleet_figure(strict_page, site_url):
+    """The fleet figure sits screens below the one-server timelines: at the top, a link says
+    which fleet and what the timelines are, and takes the reader there; one server: no link."""
+    page = strict_page
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.goto(f"{site_url}?requests=300&arrival=poisson&rate=30&replicas=4&router=least_outstanding")
+    settle(page)
+    jump = page.locator("#fleet-jump")
+    assert jump.is_visible() and "The fleet: 4 replicas behind least outstanding" in jump.inner_text()
+    assert not page.locator("#fig-fleet").is_visible() or page.evaluate(
+        "document.getElementById('fig-fleet').getBoundingClientRect().top > innerHeight")
+    jump.locator("a").click()
+    page.wait_for_function("() => { const r = document.getElementById('fig-fleet')"
+                           ".getBoundingClientRect(); return r.top >= -1 && r.top < innerHeight / 2; }")
+    page.fill("#ctl-replicas", "1")
+    page.press("#ctl-replicas", "Enter")
+    page.wait_for_selector("#fleet-jump", state="hidden")
+
+
 def test_the_router_comparison_lists_every_router_and_picks_one(strict_page, site_url, native):
     page = strict_page
     page.add_init_script(COUNT_CALLS)

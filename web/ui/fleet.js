@@ -100,6 +100,11 @@ export function createFleet(ctx) {
   /** At once on a change: open or close the figure; numbers of other values never stay. */
   function showReqs(reqs) {
     box.classList.toggle('fleet-on', !!reqs);
+    $('fleet-jump').hidden = !reqs;
+    if (reqs) {
+      $('fleet-jump-what').textContent = reqs.pooled ? 'The fleet: prefill and decode pools'
+        : `The fleet: ${fmt(reqs.replicas)} replicas behind ${routers.get(reqs.router)?.label || reqs.router}`;
+    }
     $('fleet-closed').hidden = !!reqs;
     $('fleet-body').hidden = !reqs;
     const k = reqs ? canonical(reqs.run) : null;
