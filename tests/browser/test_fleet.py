@@ -134,7 +134,14 @@ def test_the_router_comparison_lists_every_router_and_picks_one(strict_page, sit
     # under that router is the comparison's)
     before = page.get_attribute("html", "data-drawn")
     page.evaluate("window.__posted = []")
-    page.click('#fleet-routers [data-router="least_outstanding"]')
+    # its runs are in hand: the figure shows them at once (no "…" meanwhile)
+    now = page.evaluate("""() => {
+        document.querySelector('#fleet-routers [data-router="least_outstanding"]').click();
+        const shown = (m) => document.querySelector(`#fig-fleet [data-metric="${m}"]`).dataset.value;
+        return [shown('fleet.throughput_tok_s'), shown('routers.round_robin.ttft.p95'),
+                document.querySelector('#fleet-routers tr.current [data-router]').dataset.router];
+    }""")
+    assert now[0] != "" and now[1] != "" and now[2] == "least_outstanding", now
     page.wait_for_function("n => document.documentElement.dataset.drawn !== n", arg=before)
     settle(page)
     assert page.evaluate("window.__posted") == []

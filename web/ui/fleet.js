@@ -122,6 +122,18 @@ export function createFleet(ctx) {
     box.classList.toggle('no-routers', !reqs.routers.length);
     status(source.live ? 'simulating the fleet…' : WAITING);
     progress(0, reqs.routers.length);
+    // its runs in hand (a router picked from the comparison: the same trace, every router run):
+    // drawn at once, no "…" while the side work comes round to it
+    const res = results.get(key);
+    if (!res) return;
+    shown = { reqs, res };
+    status('');
+    render();
+    box.classList.remove('stale');
+    const rows = new Map(reqs.routers.filter(({ req }) => results.has(canonical(req)))
+      .map(({ kind, req }) => [kind, results.get(canonical(req))]));
+    renderRouters(rows);
+    progress(rows.size, reqs.routers.length);
   }
 
   function progress(done, total) {
