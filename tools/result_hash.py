@@ -29,6 +29,10 @@ except ImportError:     # a commit before the package's layers (11037d9 and earl
 ITEMS = [{"arrive": a, "prompt": p, "out": o} for a, p, o in
          [(0, 120, 30), (0, 40, 200), (5, 900, 12), (30, 16, 1), (31, 300, 64), (200, 2000, 9)]]
 
+MOONCAKE = {"scheduler": "vllm", "workload": {"trace": {"name": "mooncake-conv-2025", "count": 600}},
+            "server": {"slots": 64, "kv_tokens": 400_000, "max_num_batched_tokens": 8192,
+                       "cost": {"kind": "roofline", "model": "llama-3.1-8b", "gpu": "h100-80gb"}}}
+
 CALLS = [
     ("compare default", "compare", {"scenario": {}}),
     ("compare vllm", "compare", {"scenario": {}, "schedulers": ["static", "continuous", "vllm"]}),
@@ -54,6 +58,14 @@ CALLS = [
         "schedulers": ["vllm"]}),
     ("sweep rate", "sweep", {"scenario": {"workload": {"requests": 100}}, "param": "rate",
                              "values": [1, 5, 25]}),
+    # the paged KV pool with a prefix cache on a production trace's hash ids, under the roofline
+    # (its inter-token gaps grow within a run), on one server and on fleets behind the routers
+    ("vllm roofline mooncake", "simulate", {"scenario": MOONCAKE}),
+    *(("fleet %s" % kind, "simulate", {"scenario": {**MOONCAKE, "cluster": {
+        "replicas": 4, "router": {"kind": kind}}}})
+      for kind in ("round_robin", "least_outstanding", "cache_aware", "llm_d", "kv_cost")),
+    ("fleet p/d round robin", "simulate", {"scenario": {**MOONCAKE, "cluster": {
+        "prefill": {"replicas": 1}, "decode": {"replicas": 3}}}}),
     ("kv article", "kv", {}),
     ("kv 70b x4", "kv", {"model": "llama-3-70b", "gpu": "h100-80gb", "gpus": 4}),
 ]

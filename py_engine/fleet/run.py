@@ -161,8 +161,9 @@ class Replica:
 
     def outstanding(self, t):
         """Its requests routed and not done at t (the router's own count: it sees each response
-        end; a P/D request counts from the router's choice, `coming`). Every request done so far ended by t, but for those ending a run that started
-        before t and ends after it (a run no arrival could cut)."""
+        end; a P/D request counts from the router's choice, `coming`). Every request done so far
+        ended by t, but for those ending a run that started before t and ends after it (a run no
+        arrival could cut)."""
         sim = self.sim
         end, late = self.last_end
         return sim.n - sim.n_done + (late if end > t else 0) + self.coming

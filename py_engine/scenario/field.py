@@ -9,7 +9,7 @@ unlimited). `when={path: values}`: the field exists only while another field has
 hidden in the page. `shown_if={path: values}`: always in the scenario, but only worth showing then
 (the swap bandwidth matters only for swap preemption). `applies_to`: the schedulers the field affects (the page shows it only when one of
 them is on screen). `slider`: the comfortable range of the page's slider, (min, max, step) or (min, max, "log")
-for nice values four a doubling (web/state/slider.js; the text box beside it takes the whole
+for nice values, four a doubling (web/state/slider.js; the text box beside it takes the whole
 range). `page_max`: a tighter bound for runs in the browser (bigger ones belong to the CLI).
 `url_codec` "base64url": the URL carries the text as base64url of its UTF-8 bytes (a policy's source).
 `aliases`: former names of the field, still read in scenarios, URLs and flags (old links keep

@@ -86,8 +86,7 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
     }
     slider?.addEventListener('input', () => {
       input.value = String(scale.toValue(slider.value));
-      if (scale.log) slider.setAttribute('aria-valuetext', input.value);
-      commit(true);
+      commit(true);      // (sets the thumb's aria-valuetext: setSlider)
     });
   }
 

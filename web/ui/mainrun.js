@@ -39,6 +39,7 @@ export function createMainRun({ source, root, request, onResult, onKeep, onError
     cancelled = false;
     refused = false;
     const req = request();
+    const key = canonical(req);
     const lanes = req.params?.schedulers?.length || 1;
     const fromSnapshot = !source.live && source.hasSnapshot(req.method, req.params);
     if (!source.live && !fromSnapshot) markStale(source.failed ? STALE.failed : STALE.waiting);
@@ -65,7 +66,6 @@ export function createMainRun({ source, root, request, onResult, onKeep, onError
       let note = null;
       try {
         const tCall = performance.now();
-        const key = canonical(req);
         const again = source.live && answered?.key === key ? answered : null;
         if (again?.err) throw again.err;
         const cmp = again ? again.cmp : await source.call(req.method, req.params, { signal: token.signal, onProgress });
@@ -78,7 +78,7 @@ export function createMainRun({ source, root, request, onResult, onKeep, onError
         if (token.stale) return;
         const d = err.detail || { message: err.message };
         refused = d.type === 'ScenarioError';
-        if (!fromSnapshot) answered = refused ? { key: canonical(req), err } : null;
+        if (!fromSnapshot) answered = refused ? { key, err } : null;
         // a refusal is an answer: never "computing…" or "simulating…" (with a Cancel that does
         // nothing) after it; the last good result is drawn again, or the figures say why not
         if (source.failed) markStale(STALE.failed);

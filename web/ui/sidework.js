@@ -96,7 +96,8 @@ export function createSideWork(ctx) {
     started.add(name);
     // the same points as those shown (a change this figure does not depend on: a fleet's router,
     // a theme): they stay, and the engine is free for the figures that did change
-    const key = canonical(reqs.map((r) => r.req)) + source.live;
+    // (the points differ only by their x: one request's JSON, not one per point)
+    const key = canonical(reqs[0]?.req ?? null) + reqs.map((r) => r.x).join() + source.live;
     if (swept[name] === key) return;
     swept[name] = null;
     verdicts[name] = null;
