@@ -72,9 +72,14 @@ async function boot() {
   lab = createLab({ source, page: ctx, values: () => app.values, view: view.get, onValues, onView: (patch) => { view.set(patch); writeURL(); } });
   wireUI(); lab.sync();
 
+  // A fleet's page (a link to one, its embed) is opened for the fleet: its run is the engine's
+  // first call, the one-server timelines' next (on a whole trace those may take as long, to be
+  // refused)
+  const embed = embeddedFigure(ctx, view.get());
+  if (pageRequests(ctx, sideState()).fleet) side.begin(embed, true);
   await mainRun.run();
   performance.mark('cbx:first-timeline');
-  side.begin(embeddedFigure(ctx, view.get()));
+  side.begin(embed);
 
   source.readyPromise.then(async () => {
     performance.mark('cbx:engine-ready');

@@ -73,6 +73,21 @@ def test_a_fleet_url_shows_the_native_numbers_and_why_each_request_went_where(
     assert f"It {why}." in text
 
 
+def test_a_fleet_page_asks_the_engine_for_its_fleet_first(strict_page, site_url):
+    """A fleet's link is opened for the fleet: its run is the engine's first call and the
+    one-server timelines' run comes next (the worker answers in order). On the whole Mooncake
+    trace that one-server run is refused after ~11 s in the page, and the fleet, asked after it,
+    came at ~22 s instead of ~11. The one-server run's "simulating…" while it waits leaves the
+    fleet's numbers drawn (test above: every fleet number shown)."""
+    page = strict_page
+    page.goto(f"{site_url}?{FLEET}")
+    settle(page)
+    fleet_end, main_end = page.evaluate("""() => ['cbx:fleet', 'cbx:engine'].map((name) => {
+        const e = performance.getEntriesByName(name)[0];
+        return e.startTime + e.duration; })""")
+    assert fleet_end <= main_end, "the one-server run was answered before the fleet's"
+
+
 def test_cache_aware_hover_does_not_crown_a_load_that_did_not_decide(strict_page, site_url, native):
     """SGLang's cache-aware router keeps loads as its scores but follows a prefix match (or the
     smallest tree) unless the loads are imbalanced: there the tooltip bolds no lowest load."""

@@ -69,10 +69,11 @@ export class Source {
 
   /** Resolve with the protocol result, or reject with an Error whose .detail is the protocol error;
    *  options {signal, onProgress} as client.call: aborting `signal` cancels the call in the engine
-   *  (or before it is sent), onProgress hears how far the engine is. */
+   *  (or before it is sent), onProgress hears how far the engine is; `engine`: a call the page
+   *  makes of the engine alone, also while it loads (no start-up request: not the snapshot's). */
   async call(method, params, options = {}) {
     if (this.lab.runsCustom(method, params)) return this.counted(() => this.lab.call(method, params, options));
-    if (!this.live) {
+    if (!this.live && !options.engine) {
       const key = canonical({ method, params });
       if (this.index.has(key)) {
         try { return await this.fromSnapshot(key); } catch (e) { if (e.detail) throw e; /* unreadable: ask the engine */ }

@@ -145,15 +145,17 @@ export function createFleet(ctx) {
 
   async function ask(token, req) {
     const k = canonical(req);
-    if (!results.has(k)) results.set(k, await source.call(req.method, req.params, { signal: token.signal }));
+    if (!results.has(k)) results.set(k, await source.call(req.method, req.params, { signal: token.signal, engine: true }));
     return results.get(k);
   }
 
-  /** The fleet's run, then every router's (the side work awaits it; token: its latest()). */
-  async function run(token, reqs) {
+  /** The fleet's run, then every router's (the side work awaits it; token: its latest()).
+   *  wait: asked of the engine while it loads (a fleet's page asks it first), else not before it
+   *  is live (no start-up request: side.live() asks again). */
+  async function run(token, reqs, wait = false) {
     showReqs(reqs);
     if (!reqs || token.stale) return;
-    if (!source.live) { status(WAITING); return; }     // never a start-up request: side.live() asks again
+    if (!source.live && !wait) { status(WAITING); return; }
     const keep = new Set([reqs.run, ...reqs.routers.map((r) => r.req)].map(canonical));
     for (const k of results.keys()) if (!keep.has(k)) results.delete(k);
     let res;

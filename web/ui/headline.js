@@ -40,6 +40,10 @@ export const STALE = {
   busyAfterMs: 300,     // a live run that takes longer than this shows the busy state
 };
 
+// The main run's numbers; not the fleet figure's, which blanks its own when its runs change
+// (ui/fleet.js showReqs): a fleet's page draws the fleet before the one-server run's answer
+const STALE_METRICS = '[data-metric]:not(#fig-fleet [data-metric])';
+
 /**
  * The shown numbers no longer belong to the controls (a change the engine has not answered yet):
  * every metric (and every [data-shown] number) is blanked (never the old number under a new
@@ -52,7 +56,7 @@ export function markStale(text) {
   // no answer is coming: the label is a line in the figure, not a pill over the note saying why
   if (text === STALE.refused || text === STALE.failed) root.dataset.staleFinal = '';
   else delete root.dataset.staleFinal;
-  for (const e of document.querySelectorAll('[data-metric]')) { e.dataset.value = ''; e.textContent = '…'; }
+  for (const e of document.querySelectorAll(STALE_METRICS)) { e.dataset.value = ''; e.textContent = '…'; }
   for (const e of document.querySelectorAll('[data-shown]')) e.textContent = '…';   // numbers without a metric hook
   for (const e of document.querySelectorAll('.busy-label')) e.textContent = text;
   const status = $('engine-busy');

@@ -21,7 +21,7 @@ const WAIT_ENGINE_MS = 1500;   // at start, the side figures wait this long at m
  *       state: () => ({values, view, lanes, cmp}),
  *       onUseKV(tokens), onApply(path, value), onDeploy(cost terms, {field path: value}),
  *       onCalibrated(cost)}.
- *       Returns {begin(embed), start(), live(), show(), cancel(), redraw(), runCheck()}.
+ *       Returns {begin(embed, fleetFirst), start(), live(), show(), cancel(), redraw(), runCheck()}.
  */
 export function createSideWork(ctx) {
   const { source, schema, fields, root } = ctx;
@@ -149,16 +149,17 @@ export function createSideWork(ctx) {
 
   let ranLive = false;        // the last run was answered by the live engine, not the snapshot
   const started = new Set();  // figures whose sweep began for the current values
-  function start() {
-    ranLive = source.live;
+  /** now: ask at once, the fleet's run from the engine even while it loads (fleet first). */
+  function start(now = false) {
+    ranLive = source.live || now;   // (a fleet first waits for the engine: all of it is engine-made)
     started.clear();
     const token = work.start();
     clearTimeout(timer);
     root.dataset.sweeping = '1';
     showFleet();
-    timer = setTimeout(async () => {
+    const runAll = async () => {
       const reqs = pageRequests(ctx.page, state());
-      await fleet.run(token, reqs.fleet);      // first: with replicas above 1 it is the question
+      await fleet.run(token, reqs.fleet, now);  // first: with replicas above 1 it is the question
       if (token.stale) return;
       if (planner.active()) await planner.run(token, planReqs(state()));    // once asked for
       if (token.stale) return;
@@ -171,7 +172,9 @@ export function createSideWork(ctx) {
       delete root.dataset.sweeping;
       // Once the engine is live and idle, verify it once without being asked.
       if (source.live && !checkedOnce) runCheck();
-    }, source.live ? SETTLE_MS : 0);
+    };
+    if (now) runAll();       // its first engine call is made before the caller's next one
+    else timer = setTimeout(runAll, source.live ? SETTLE_MS : 0);
   }
 
   function cancel() {
@@ -261,14 +264,18 @@ export function createSideWork(ctx) {
   /**
    * The first run: the side figures wait for the engine (on a small machine they would slow its
    * start), unless one of them is the embedded figure, or the engine takes longer than
-   * WAIT_ENGINE_MS or fails (then the snapshot answers them).
+   * WAIT_ENGINE_MS or fails (then the snapshot answers them). fleetFirst (a fleet's page: the
+   * question it was opened for): at once, the fleet's run the engine's first call, before the
+   * one-server timelines' (the caller's next call), which on a whole trace may take as long.
    */
-  let begun = false;
-  function begin(embed) {
+  let begun = false, began = false;
+  function begin(embed, fleetFirst = false) {
+    if (began) return;
+    began = true;
     showFleet();
     papers.begin(embed);
-    const go = () => { if (!begun) { begun = true; start(); initKV(); } };
-    if (embed && !schema.figures[embed]?.main) go();
+    const go = () => { if (!begun) { begun = true; start(fleetFirst); initKV(); } };
+    if (fleetFirst || (embed && !schema.figures[embed]?.main)) go();
     else setTimeout(go, WAIT_ENGINE_MS);
     source.readyPromise.then(go, go);
   }
