@@ -205,7 +205,8 @@ def test_bad_input_gets_a_message_and_the_page_keeps_working(strict_page, site_u
                                                              native):
     page = strict_page
     # Bad values in the link: each named beside its control; the rest of the link still applies.
-    page.goto(f"{site_url}?slots=0&skew=banana&requests=1e999&seed=5&theme=%3Cscript%3E")
+    page.goto(f"{site_url}?slots=0&skew=banana&requests=1e999&seed=5&theme=%3Cscript%3E"
+              "&replica=4&utm_source=post")
     wait_state(page, "ready")
     page.wait_for_selector("html[data-drawn]:not([data-busy])", state="attached")
     schema = native("schema", {})
@@ -214,6 +215,10 @@ def test_bad_input_gets_a_message_and_the_page_keeps_working(strict_page, site_u
     assert "workload.skew = banana" in page.text_content('[data-error-for="skew"]')
     assert "workload.requests" in page.text_content('[data-error-for="requests"]')
     assert "theme" in page.text_content("#form-message")
+    # a parameter that is no setting: named, with the nearest name; a tracker's: not a word
+    assert "replica: not a setting of this page (ignored; did you mean replicas?)" in \
+        page.text_content("#form-message")
+    assert "utm_source" not in page.text_content("#form-message")
     assert page.locator("script:not([src])").count() == 0
     assert metrics_match(read_metrics(page),
                          flat_metrics(native.compare({"workload": {"seed": 5}}))) >= 46

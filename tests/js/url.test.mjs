@@ -112,3 +112,17 @@ test("a field's former URL name still works; the current name wins", () => {
   assert.equal(parseURL('?tbt_ms=54&tpot_ms=60', ctx).values['slo.tpot_ms'], 60);
   assert.match(toQuery(ctx, parseURL('?tbt_ms=54', ctx).values, {}), /tpot_ms=54/);
 });
+
+test('a parameter that is no setting gets a message naming it (and the nearest name); a tracker none', () => {
+  const r = parseURL('?replica=4&requests=100&utm_source=news&fbclid=x&zzzzzzzz=1', ctx);
+  assert.equal(r.values['workload.requests'], 100);                 // the rest of the link applies
+  assert.match(r.errors.replica, /^replica: not a setting of this page \(ignored; did you mean replicas\?\)$/);
+  assert.match(r.errors.zzzzzzzz, /^zzzzzzzz: not a setting of this page \(ignored\)$/);
+  assert.deepEqual(Object.keys(r.errors).sort(), ['replica', 'zzzzzzzz']);
+  // every name the page writes is one it reads: lanes, view parameters, a field's former name
+  const lane = ctx.optional[0];
+  const alias = ctx.fields.find((f) => f.aliases?.length);
+  const q = `?${lane}=1&lecture=1&theme=dark&pass=3&speed=${parseView('', ctx).view.speed}&preset=${Object.keys(presets)[0]}`
+    + (alias ? `&${alias.aliases[0]}=${encodeURIComponent(String(sample(alias)))}` : '');
+  assert.deepEqual(parseURL(q, ctx).errors, {}, q);
+});

@@ -34,6 +34,45 @@ export function fromBase64url(s) {
   }
 }
 
+// The view's own parameters (parseView) besides the lanes (ctx.optional); with the fields' URL
+// names, every name a link may carry. Others a link picks up on its way (analytics, ads) are no
+// setting and no mistake: ignored without a word.
+const VIEW_KEYS = ['lecture', 'theme', 'embed', 'pass', 'speed', 'preset', 'story', 'challenge'];
+const PASSING = /^(utm_\w*|fbclid|gclid|msclkid|mc_cid|mc_eid|_ga|ref)$/i;
+
+/** Levenshtein distance (names of a few letters: the plain table). */
+function distance(a, b) {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    row = next;
+  }
+  return row[b.length];
+}
+
+/** {name: message} for the link's parameters that are no setting of the page (a typo in a
+ *  hand-edited link would otherwise leave the default in place without a word). */
+function unknownParams(q, ctx) {
+  const known = new Set([...VIEW_KEYS, ...(ctx.optional || []),
+    ...ctx.fields.flatMap((f) => [f.url, ...(f.aliases || [])])]);
+  const out = {};
+  for (const key of new Set(q.keys())) {
+    if (known.has(key) || PASSING.test(key)) continue;
+    const lower = key.toLowerCase();
+    let best = null, bestD = Infinity;
+    for (const k of known) {
+      const d = distance(lower, k.toLowerCase());
+      if (d < bestD) { best = k; bestD = d; }
+    }
+    const near = bestD <= Math.max(1, Math.floor(key.length / 3)) ? `; did you mean ${best}?` : '';
+    out[key] = `${show(key)}: not a setting of this page (ignored${near})`;
+  }
+  return out;
+}
+
 function show(text) {
   const s = String(text);
   return s.length > 40 ? `${s.slice(0, 37)}...` : s;
@@ -111,7 +150,8 @@ export function storyStep(ctx, view) {
 
 /**
  * URL → {values, view, errors}. errors: {key: message} for values that could not be used (the
- * default is used instead, and the page says so beside the control; key = the URL name).
+ * default is used instead, and the page says so beside the control; key = the URL name), and
+ * for parameters that are no setting (above the form).
  */
 export function parseURL(search, ctx) {
   const { view, errors } = parseView(search, ctx);
@@ -130,7 +170,7 @@ export function parseURL(search, ctx) {
     if ('error' in r) errors[f.url] = `${r.error} (from the link; using ${values[f.path] ?? 'none'})`;
     else values[f.path] = r.value;
   }
-  return { values, view, errors };
+  return { values, view, errors: { ...errors, ...unknownParams(q, ctx) } };
 }
 
 /** State → query string: the preset's name when the values equal it, else every field that exists
