@@ -7,6 +7,8 @@ test('numbers for people', () => {
   assert.equal(fmt(22.35), '22.4');
   assert.equal(fmt(3.40302), '3.40');
   assert.equal(fmt(0.0107), '0.0107');
+  assert.equal(fmt(0.05), '0.05');          // no trailing zeros below 1 (they read as measured)
+  assert.equal(fmt(0.012345), '0.0123');
   assert.equal(fmt(0), '0');
   assert.equal(fmt(null), '–');
   assert.equal(fmt(NaN), '–');

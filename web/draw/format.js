@@ -25,7 +25,7 @@ export function fmt(n, digits = 3) {
   if (a >= 10) return n.toFixed(Math.max(1, digits - 2));
   if (a >= 1) return n.toFixed(Math.max(2, digits - 1));
   if (a === 0) return '0';
-  return n.toPrecision(digits);
+  return String(Number(n.toPrecision(digits)));   // 0.05 (a link's latency as set), not 0.0500
 }
 
 export function fmtPct(x) { return x == null ? '–' : `${(100 * x).toFixed(x >= 0.995 || x < 0.1 ? 1 : 0)}%`; }
