@@ -88,6 +88,24 @@ def test_a_fleet_page_asks_the_engine_for_its_fleet_first(strict_page, site_url)
     assert fleet_end <= main_end, "the one-server run was answered before the fleet's"
 
 
+def test_on_a_fleet_page_the_timelines_wait_for_the_fleet_and_cancel_stops_both(strict_page,
+                                                                                 site_url):
+    """While the engine runs the fleet first, the one-server timelines say they come after it and
+    the fleet figure that it is simulating (not "as soon as the engine has loaded"); the Cancel
+    that says "the engine is free" stops the fleet's run too, so the engine is free."""
+    page = strict_page
+    page.goto(f"{site_url}?trace=mooncake-conv-2025&count=3000&cost=roofline&model=llama-3.1-8b"
+              "&gpu=h100-80gb&kv_tokens=auto&vllm=1&replicas=8")
+    page.wait_for_selector("html[data-stale='simulating… after the fleet’s run']",
+                           state="attached", timeout=120_000)
+    assert page.inner_text("#fleet-status") == "simulating the fleet…"
+    page.click("#btn-cancel-run")
+    page.wait_for_selector("html:not([data-pending])", state="attached", timeout=120_000)
+    assert page.get_attribute("html", "data-stale") == "cancelled"
+    assert "engine is free" in page.inner_text("#timeline-wait")
+    assert page.inner_text("#fleet-status").startswith("Cancelled")
+
+
 def test_cache_aware_hover_does_not_crown_a_load_that_did_not_decide(strict_page, site_url, native):
     """SGLang's cache-aware router keeps loads as its scores but follows a prefix match (or the
     smallest tree) unless the loads are imbalanced: there the tooltip bolds no lowest load."""

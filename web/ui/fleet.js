@@ -72,6 +72,7 @@ export function createFleet(ctx) {
   const results = new Map();          // canonical request -> result, for the current requests only
   let shown = null;                   // {reqs, res}: what the figure draws
   let key = null;                     // the current requests' key
+  let inFlight = false;               // the fleet's own run is asked (not the routers')
   let lanes = [];                     // [{canvas, k}] of the drawn result
   let axisCanvas = null;              // the time axis under them
   let hoverId = null;
@@ -156,11 +157,15 @@ export function createFleet(ctx) {
     showReqs(reqs);
     if (!reqs || token.stale) return;
     if (!source.live && !wait) { status(WAITING); return; }
+    if (!source.live) {     // asked while the engine loads: once it is live, say it is on the fleet
+      source.readyPromise.then(() => { if (!token.stale && box.classList.contains('stale')) status('simulating the fleet…'); }, () => {});
+    }
     const keep = new Set([reqs.run, ...reqs.routers.map((r) => r.req)].map(canonical));
     for (const k of results.keys()) if (!keep.has(k)) results.delete(k);
     let res;
     try {
       const t0 = performance.now();
+      inFlight = true;
       res = await ask(token, reqs.run);
       performance.measure('cbx:fleet', { start: t0, end: performance.now() });   // bench/page.py reads it
     } catch (err) {
@@ -168,6 +173,8 @@ export function createFleet(ctx) {
       status(`Not simulated: ${err.detail?.message || err.message}`, true);
       progress(0, 0);
       return;
+    } finally {
+      inFlight = false;
     }
     if (token.stale) return;
     shown = { reqs, res };
@@ -394,6 +401,8 @@ export function createFleet(ctx) {
   return {
     show: showReqs,
     run,
+    /** Is the fleet's own run asked and not answered yet? */
+    running: () => inFlight,
     /** The side work was cancelled: the routers not run yet stay empty. */
     cancelled() {
       if ($('fleet-cancel').hidden) return;

@@ -35,6 +35,7 @@ export const STALE = {
   waiting: 'computing… (the engine answers as soon as it has loaded)',
   failed: 'not simulated: the engine could not load',
   busy: 'simulating…',
+  behind: 'simulating… after the fleet’s run',   // a fleet's page: the engine runs the fleet first
   cancelled: 'cancelled',
   refused: 'not simulated: the engine refused these values (its message says why)',
   busyAfterMs: 300,     // a live run that takes longer than this shows the busy state
@@ -71,7 +72,7 @@ export const CANCELS = ['btn-cancel-run', 'btn-cancel-embed'];
 /** Is a run in flight whose Cancel is offered (waiting for the engine, or in it)? */
 export function cancellable() {
   const s = document.documentElement.dataset.stale;
-  return s === STALE.busy || s === STALE.waiting;
+  return s === STALE.busy || s === STALE.behind || s === STALE.waiting;
 }
 
 /** No run's progress on show (ui/runprogress.js shows it). */

@@ -16,14 +16,17 @@ import { $ } from './dom.js';
  * the latest values are drawn); request(): the main request for the page's state now;
  * onResult({cmp, req, fromSnapshot}): the answer for the latest values; onKeep(): draw again the
  * last answer kept (after a refusal; not an answer: no test hook moves);
- * onError(detail): the engine refused the values or failed (the page says where and why).
+ * onError(detail): the engine refused the values or failed (the page says where and why);
+ * behind(): is the engine busy with the fleet's run first (a fleet's page: then "simulating…"
+ * says so); onCancel(): the reader's Cancel also stops the side figures' runs, so the engine is
+ * free as the note says.
  * Returns {run(): a promise settled once the latest values are answered, settled(): the run in
  * flight, cancel(): stop the run in flight (false when none), whenLive(needed): once the engine
  * is live and the run in flight has settled, run again if needed() (the snapshot's answer, or
  * none) unless the reader cancelled it or the engine refused it (a refusal is deterministic: the
  * same values are refused again, after as long a run)}.
  */
-export function createMainRun({ source, root, request, onResult, onKeep, onError }) {
+export function createMainRun({ source, root, request, onResult, onKeep, onError, behind = () => false, onCancel = () => {} }) {
   const runs = latest();
   let inflight = null;
   let running = false;               // the latest run's call has not settled
@@ -49,7 +52,7 @@ export function createMainRun({ source, root, request, onResult, onKeep, onError
       if (token.stale || !running) return;
       busy = setTimeout(() => {
         if (token.stale) return;
-        markStale(STALE.busy);
+        markStale(behind() ? STALE.behind : STALE.busy);
         busyShown = true;
         if (last) showProgress(last, lanes);
       }, STALE.busyAfterMs);
@@ -102,6 +105,7 @@ export function createMainRun({ source, root, request, onResult, onKeep, onError
     running = false;
     cancelled = true;
     runs.cancel();
+    onCancel();
     markStale(STALE.cancelled);
     showNote('Cancelled: that run was stopped and the engine is free; change a value to simulate again.');
     return true;

@@ -21,7 +21,8 @@ const WAIT_ENGINE_MS = 1500;   // at start, the side figures wait this long at m
  *       state: () => ({values, view, lanes, cmp}),
  *       onUseKV(tokens), onApply(path, value), onDeploy(cost terms, {field path: value}),
  *       onCalibrated(cost)}.
- *       Returns {begin(embed, fleetFirst), start(), live(), show(), cancel(), redraw(), runCheck()}.
+ *       Returns {begin(embed, fleetFirst), start(), live(), show(), cancel(), redraw(), runCheck(),
+ *       fleetAhead()}.
  */
 export function createSideWork(ctx) {
   const { source, schema, fields, root } = ctx;
@@ -282,6 +283,8 @@ export function createSideWork(ctx) {
 
   return {
     begin, cancel, runCheck,
+    /** Is the fleet's own run in the engine (a fleet's page asks it first)? */
+    fleetAhead: () => fleet.running(),
     /** Run the figures again for the current values (once begun). */
     start() { if (begun) start(); },
     /** The engine is live: what the snapshot answered is asked again, so the page shows the
