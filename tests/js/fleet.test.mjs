@@ -8,7 +8,7 @@ import { makeContext } from '../../web/state/context.js';
 import { parseURL } from '../../web/state/url.js';
 import { pageRequests, startupRequests, oneServer } from '../../web/engine/requests.js';
 import { fleetView, nearestRequest, favoured, stateAt, runEnd } from '../../web/state/fleet.js';
-import { columns } from '../../web/draw/fleet.js';
+import { columns, tickAlpha } from '../../web/draw/fleet.js';
 
 const { schema, presets, story } = engine();
 const ctx = makeContext(schema, presets, Object.keys(schema.figures), story);
@@ -73,4 +73,12 @@ test('a replica at a time, and its lane folded into pixel columns', () => {
   assert.equal(rows[40], 0);
   assert.equal(rows[54], 1);
   assert.equal(kv[54], 120);
+});
+
+test('a lane\'s request ticks fade where they pile up (a whole trace), and only there', () => {
+  assert.equal(tickAlpha(120, 1000), 1);             // a tick every 8 px: as drawn
+  assert.equal(tickAlpha(500, 1000), 1);
+  assert.equal(tickAlpha(1000, 500), 0.25);          // two a column: a quarter
+  assert.equal(tickAlpha(1504, 340), 0.2);           // 8 replicas x 12,031 Mooncake requests
+  assert.equal(tickAlpha(5, 0), 0.2);                // no width yet: no division by zero
 });

@@ -33,6 +33,13 @@ export function columns(log, width, t1) {
   return { rows, kv };
 }
 
+/** The opacity of a lane's request ticks: n ticks over px pixel columns; fainter once they pile
+ *  up (more than one in two columns), never below 0.2. */
+export function tickAlpha(n, px) {
+  const perPixel = n / Math.max(1, px);
+  return perPixel > 0.5 ? Math.max(0.2, 0.5 / perPixel) : 1;
+}
+
 /**
  * lane: {log, ids (the requests it was sent), requests (the fleet's requests table)};
  * view: {t1 (the fleet's makespan), slots, kvMax (tokens at the lane's top), height, hoverId}.
@@ -45,6 +52,20 @@ export function drawLane(canvas, lane, view) {
   const top = 2, base = h - 1, plotH = base - top;
   ctx.fillStyle = t.grid;
   ctx.fillRect(0, base, w, 1);
+  // the requests it was sent, at their arrival: short = prefix cached here, tall = prefilled in
+  // full; under the batch and the KV line, and fainter where they pile up (a whole trace: several
+  // a pixel, which drew one solid band over both)
+  const ax = timeAxis(w, view.t1);
+  const { arrive, cached_tokens: cached, prompt } = lane.requests.columns;
+  const tick = (id) => {
+    const x = Math.round(ax.x(arrive[id])) + 0.5;
+    const hit = cached[id] * 2 >= prompt[id];
+    ctx.strokeStyle = id === view.hoverId ? t.ink : hit ? t.good : t.bad;
+    ctx.beginPath(); ctx.moveTo(x, base); ctx.lineTo(x, base - (hit ? 0.22 : 0.45) * plotH); ctx.stroke();
+  };
+  ctx.globalAlpha = tickAlpha(lane.ids.length, px);
+  ctx.lineWidth = 1;
+  for (const id of lane.ids) if (id !== view.hoverId) tick(id);
   // the batch: rows running over the slots, shaded
   ctx.fillStyle = t.accent;
   ctx.globalAlpha = 0.28;
@@ -65,16 +86,9 @@ export function drawLane(canvas, lane, view) {
     }
     ctx.stroke();
   }
-  // the requests it was sent, at their arrival: short = prefix cached here, tall = prefilled in full
-  const ax = timeAxis(w, view.t1);
-  const { arrive, cached_tokens: cached, prompt } = lane.requests.columns;
-  for (const id of lane.ids) {
-    const x = Math.round(ax.x(arrive[id])) + 0.5;
-    const hit = cached[id] * 2 >= prompt[id];
-    const len = (hit ? 0.22 : 0.45) * plotH;
-    ctx.strokeStyle = id === view.hoverId ? t.ink : hit ? t.good : t.bad;
-    ctx.lineWidth = id === view.hoverId ? 3 : 1;
-    ctx.beginPath(); ctx.moveTo(x, base); ctx.lineTo(x, base - len); ctx.stroke();
+  if (view.hoverId != null && lane.ids.includes(view.hoverId)) {   // the hovered request: on top
+    ctx.lineWidth = 3;
+    tick(view.hoverId);
   }
 }
 
