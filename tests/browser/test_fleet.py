@@ -49,6 +49,7 @@ def test_a_fleet_url_shows_the_native_numbers_and_why_each_request_went_where(
         assert name in fm, name
     assert page.locator("canvas.fleet-lane").count() == 3
     assert "3 replicas behind llm-d" in page.text_content("#fleet-what")
+    assert page.locator("#fleet-compare-hint").is_hidden()      # a KV budget: no hint
 
     # Hover the tick of a request: the tooltip names its replica and the router's scores for it.
     req = fleet["requests"][40]
@@ -137,6 +138,9 @@ def test_a_fleet_page_links_its_top_to_the_fleet_figure(strict_page, site_url):
     settle(page)
     jump = page.locator("#fleet-jump")
     assert jump.is_visible() and "The fleet: 4 replicas behind least outstanding" in jump.inner_text()
+    # continuous batching keeps no prefix cache: the router comparison says why the routers tie
+    page.wait_for_selector("#fleet-compare-hint:not([hidden])", state="attached")
+    assert "keeps no prefix cache" in page.text_content("#fleet-compare-hint")
     assert not page.locator("#fig-fleet").is_visible() or page.evaluate(
         "document.getElementById('fig-fleet').getBoundingClientRect().top > innerHeight")
     jump.locator("a").click()

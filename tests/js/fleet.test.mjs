@@ -7,7 +7,7 @@ import { engine } from './engine.mjs';
 import { makeContext } from '../../web/state/context.js';
 import { parseURL } from '../../web/state/url.js';
 import { pageRequests, startupRequests, oneServer } from '../../web/engine/requests.js';
-import { fleetView, nearestRequest, favoured, stateAt, runEnd } from '../../web/state/fleet.js';
+import { fleetView, nearestRequest, favoured, stateAt, runEnd, routingHint } from '../../web/state/fleet.js';
 import { columns, tickAlpha } from '../../web/draw/fleet.js';
 
 const { schema, presets, story } = engine();
@@ -81,4 +81,11 @@ test('a lane\'s request ticks fade where they pile up (a whole trace), and only 
   assert.equal(tickAlpha(1000, 500), 0.25);          // two a column: a quarter
   assert.equal(tickAlpha(1504, 340), 0.2);           // 8 replicas x 12,031 Mooncake requests
   assert.equal(tickAlpha(5, 0), 0.2);                // no width yet: no division by zero
+});
+
+test('the router comparison says why routers tie: no prefix cache, no shared prefix, no eviction', () => {
+  assert.match(routingHint(null, 6000, 'continuous batching'), /run continuous batching, which keeps no prefix cache/);
+  assert.match(routingHint(0, 6000, 'vLLM'), /No two requests here share a prefix/);
+  assert.match(routingHint(0.4, null, 'vLLM'), /KV pools are unlimited: no replica ever evicts/);
+  assert.equal(routingHint(0.4, 6000, 'vLLM'), null);       // a budget and shared prefixes: no note
 });

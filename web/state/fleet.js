@@ -88,3 +88,12 @@ export function stateAt(log, t) {
 export function runEnd(start, passes, cost, last) {
   return start + (passes > 1 ? (passes * (cost + last)) / 2 : cost);
 }
+
+/** Why the routers may tie on this trace (the router comparison's note), or null: no prefix
+ *  cache (hit rate null), no shared prefix (0), or pools too big to ever evict (pool null). */
+export function routingHint(hitRate, pool, sched) {
+  if (hitRate == null) return `These replicas run ${sched}, which keeps no prefix cache: the prefix-aware routers have nothing to match and route on load. Add the vLLM lane to run them on vLLM.`;
+  if (hitRate === 0) return 'No two requests here share a prefix: the prefix-aware routers have nothing to follow and route on load. Give the workload shared prefixes to see what they buy.';
+  if (pool == null) return 'The KV pools are unlimited: no replica ever evicts, so each keeps every prefix it is sent once, and routing by prefix buys little. Set a KV budget (KV cache tokens, or a GPU under the roofline cost) to see the trade-off.';
+  return null;
+}

@@ -9,7 +9,7 @@
 import { el, $ } from './dom.js';
 import { fmt, fmtPct, fmtTime, maxOf, minOf } from '../draw/format.js';
 import { drawLane, drawTimeAxis, timeAxis } from '../draw/fleet.js';
-import { fleetView, nearestRequest, favoured, stateAt, slotsOf } from '../state/fleet.js';
+import { fleetView, nearestRequest, favoured, stateAt, slotsOf, routingHint } from '../state/fleet.js';
 import { createParts } from './ttftparts.js';
 import { getPath } from '../state/schema.js';
 import { schedulerLabel } from '../state/context.js';
@@ -214,11 +214,15 @@ export function createFleet(ctx) {
       const n = (p) => v.replicas.filter((r) => r.pool === p).length;
       const link = res.scenario.cluster.transfer;
       $('fleet-what').textContent = `${fmt(n('prefill'))} prefill + ${fmt(n('decode'))} decode replicas behind ${by}`;
+      $('fleet-compare-hint').hidden = true;
       $('fleet-caption').textContent = `Prefill replicas (${sched}) compute each prompt; its KV crosses the link `
         + `(${fmt(link.gb_s)} GB/s, ${fmtTime(link.latency_ms, 'ms')} latency, transfers queue); a decode replica admits it `
         + 'when its blocks fit and sends the first token the user sees (as vLLM\'s and llm-d\'s P/D do)';
     } else {
       $('fleet-what').textContent = `${fmt(v.replicas.length)} replicas behind ${by}`;
+      const hint = routingHint(res.metrics.prefix_hit_rate, pool, sched);
+      $('fleet-compare-hint').textContent = hint || '';
+      $('fleet-compare-hint').hidden = !hint;
       $('fleet-caption').textContent = `Each replica is a whole server (${sched}: `
         + `${fmt(slots)} slots, KV pool ${pool == null ? 'unlimited' : `${fmt(pool)} tokens`}) on one clock`;
     }
