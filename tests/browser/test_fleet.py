@@ -245,6 +245,21 @@ def test_the_fleet_embed_fits_820_by_520(strict_page, site_url, native, query):
     assert sum(1 for k in shown if k.startswith("routers.")) == 4 * len(kinds(native))
 
 
+def test_the_fleet_embed_keeps_its_height_while_the_routers_run(strict_page, site_url):
+    """The comparison's progress and Cancel sit on its title's line: the frame does not grow by
+    a row while the routers run (it did, to 538 px, with 8 replicas on the Mooncake trace)."""
+    page = strict_page
+    page.set_viewport_size({"width": 820, "height": 520})
+    page.goto(f"{site_url}?embed=fleet&trace=mooncake-conv-2025&count=3000&cost=roofline"
+              "&model=llama-3.1-8b&gpu=h100-80gb&kv_tokens=auto&vllm=1&replicas=8")
+    page.wait_for_selector('[data-metric="fleet.throughput_tok_s"]:not([data-value=""])',
+                           state="attached", timeout=120_000)
+    page.wait_for_selector("#fleet-cancel:not([hidden])", state="attached")
+    assert page.evaluate("() => document.documentElement.scrollHeight") <= 520
+    page.click("#fleet-cancel")
+    page.wait_for_selector("#fleet-cancel[hidden]", state="attached")
+
+
 def test_the_router_comparison_is_cancelled(strict_page, site_url):
     page = strict_page
     page.goto(f"{site_url}?requests=4000&arrival=poisson&rate=60&replicas=8")
