@@ -40,6 +40,7 @@ async function boot() {
   });
   app.source = source;
   mainRun = createMainRun({ source, root, onResult, onKeep: drawResult, onError: onRunError,
+    onNone: () => { clearStale(); root.dataset.drawn = String(++app.drawn); },   // nothing to draw
     behind: () => side.fleetAhead(), onCancel: () => side.cancel(),
     request: () => pageRequests(ctx, { values: app.values, view: view.get(), items: traceFile.items() }).main });
   const snap = source.loadSnapshot();

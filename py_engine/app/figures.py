@@ -46,7 +46,9 @@ PART_LABELS = {"prefill_queue": "prefill queue", "prefill": "prefill", "transfer
 # as it changes (README: "Embedding").
 FIGURES = {
     # rows: the scenario field that is the number of rows (slots) a timeline draws
-    # main: drawn from the main comparison (the other figures make their own engine calls)
+    # main: drawn from the main comparison (the other figures make their own engine calls);
+    # alone: an embed of it runs no main comparison (it reads nothing of it, and on a fleet's
+    # scenario that is a whole trace on one server, in three lanes, that nobody sees)
     "timeline": {"title": "Static vs continuous batching: slot × pass timelines", "main": True,
                  "rows": "server.slots", "kv_budget": "server.kv_tokens", "embed_height": 520},
     "metrics": {"title": "Static vs continuous batching: the numbers", "main": True,
@@ -90,7 +92,7 @@ FIGURES = {
                         "decode_server": "cluster.decode.server"},
               "parts": [[p, PART_LABELS[p]] for p in TTFT_PARTS],
               "schedulers": "last", "open_replicas": 4, "open_pools": [1, 3],
-              "embed_height": 520},
+              "embed_height": 520, "alone": True},
     # published numbers recomputed (app/papers/, SPEC §11): the page asks the live engine one
     # check at a time, in this order; `seconds`: about how long all of them take in the page
     "papers": {"title": "Reproducing the papers", "checks": [c["id"] for c in CHECKS],
@@ -110,7 +112,7 @@ FIGURES = {
     # candidate sets; `open_cost`: what its opener sets when the cost is not one)
     "plan": {"title": "Planner: colocated or prefill/decode on a GPU budget",
              "schedulers": "last", "gpus": 8, "max_gpus": MAX_GPUS, "cost": "server.cost",
-             "tp": "server.cost.tp", "open_cost": "roofline", "embed_height": 520,
+             "tp": "server.cost.tp", "open_cost": "roofline", "embed_height": 520, "alone": True,
              # what the planner sets itself in each candidate (plan.setup keeps only the
              # router, staleness and link): the page leaves them out of its requests
              "ignores": ["cluster.replicas", "cluster.prefill", "cluster.decode"]},

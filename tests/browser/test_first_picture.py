@@ -80,9 +80,8 @@ def test_the_first_picture_is_the_snapshot_preloaded_before_the_engine_is_live(s
 
 
 # Pages whose main run is not the default view's: a blogger's embed of one figure (the README's
-# iframe, answered by the snapshot), a fleet embed and another scenario (asked of the engine). The
-# fleet figure owns the cluster keys: `?embed=fleet&replicas=4` alone runs the default view's
-# one-server comparison, and rightly uses its answer.
+# iframe, answered by the snapshot), a fleet embed (which runs no one-server comparison: figures
+# `alone`) and another scenario (asked of the engine).
 OTHER_VIEWS = ["?embed=timeline&requests=32&skew=0.8",
                "?embed=fleet&replicas=4&router=llm_d&requests=48&skew=0.8", "?requests=200"]
 

@@ -245,6 +245,20 @@ def test_the_fleet_embed_fits_820_by_520(strict_page, site_url, native, query):
     assert sum(1 for k in shown if k.startswith("routers.")) == 4 * len(kinds(native))
 
 
+def test_a_fleet_embed_runs_no_one_server_comparison(strict_page, site_url, native):
+    """The embed shows the fleet alone: the one-server comparison of all its traffic (three
+    lanes, on a whole trace many seconds of the reader's CPU) is not run for nobody to see."""
+    page = strict_page
+    page.add_init_script(COUNT_CALLS)
+    page.set_viewport_size({"width": 820, "height": 520})
+    page.goto(f"{site_url}?embed=fleet&{FLEET}")
+    settle(page)
+    posted = page.evaluate("window.__posted")
+    assert "compare" not in posted, posted
+    # the fleet, then every other router (the router set is its own row: the same run)
+    assert posted.count("simulate") == len(kinds(native)), posted
+
+
 def test_the_fleet_embed_keeps_its_height_while_the_routers_run(strict_page, site_url):
     """The comparison's progress and Cancel sit on its title's line: the frame does not grow by
     a row while the routers run (it did, to 538 px, with 8 replicas on the Mooncake trace)."""

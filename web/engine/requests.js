@@ -118,7 +118,8 @@ export const CHECK = { method: 'check', params: {} };
 /**
  * What each figure asks of the engine for a page state {values, view}:
  * {main, sweeps: {figure: [{x, req}]}, stall, kv: [...], fleet}. An embed asks only for its own
- * figure. Every figure but the fleet runs one server (oneServer).
+ * figure (main null: it reads nothing of it). Every figure but the fleet runs one server
+ * (oneServer).
  */
 export function pageRequests(ctx, state) {
   const { schema, fields } = ctx;
@@ -127,7 +128,8 @@ export function pageRequests(ctx, state) {
   const lanes = lanesOf(schema.schedulers, state.view, state.values);
   const only = embeddedFigure(ctx, state.view);
   const wants = (fig) => !only || only === fig;
-  const out = { main: compareRequest(scenario, lanes), sweeps: {}, stall: null, kv: [],
+  // an embed of a figure that reads nothing of the main comparison runs none (figures: alone)
+  const out = { main: schema.figures[only]?.alone ? null : compareRequest(scenario, lanes), sweeps: {}, stall: null, kv: [],
     fleet: wants('fleet') ? fleetRequests(ctx, state.values, lanes, state.items) : null };
   // an embedded P/D fleet is about its pools and TTFT parts: no room (nor runs) for every router
   if (only === 'fleet' && out.fleet?.pooled) out.fleet.routers = [];

@@ -14,7 +14,8 @@ import { $ } from './dom.js';
 /**
  * source: the engine (engine/source.js); root: <html> (data-busy, a test / bench hook, is set until
  * the latest values are drawn); request(): the main request for the page's state now;
- * onResult({cmp, req, fromSnapshot}): the answer for the latest values; onKeep(): draw again the
+ * onResult({cmp, req, fromSnapshot}): the answer for the latest values; onNone(): there is no
+ * main run (request() null: an embed of a figure that reads nothing of it); onKeep(): draw again the
  * last answer kept (after a refusal; not an answer: no test hook moves);
  * onError(detail): the engine refused the values or failed (the page says where and why);
  * behind(): is the engine busy with the fleet's run first (a fleet's page: then "simulating…"
@@ -26,7 +27,7 @@ import { $ } from './dom.js';
  * none) unless the reader cancelled it or the engine refused it (a refusal is deterministic: the
  * same values are refused again, after as long a run)}.
  */
-export function createMainRun({ source, root, request, onResult, onKeep, onError, behind = () => false, onCancel = () => {} }) {
+export function createMainRun({ source, root, request, onResult, onNone, onKeep, onError, behind = () => false, onCancel = () => {} }) {
   const runs = latest();
   let inflight = null;
   let running = false;               // the latest run's call has not settled
@@ -42,6 +43,7 @@ export function createMainRun({ source, root, request, onResult, onKeep, onError
     cancelled = false;
     refused = false;
     const req = request();
+    if (!req) { onNone(); return; }
     const key = canonical(req);
     const lanes = req.params?.schedulers?.length || 1;
     const fromSnapshot = !source.live && source.hasSnapshot(req.method, req.params);
