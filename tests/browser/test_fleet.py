@@ -48,7 +48,7 @@ def test_a_fleet_url_shows_the_native_numbers_and_why_each_request_went_where(
                  "routers.round_robin.ttft.p95", "routers.kv_cost.load_imbalance"):
         assert name in fm, name
     assert page.locator("canvas.fleet-lane").count() == 3
-    assert "3 replicas behind llm-d" in page.text_content("#fleet-what")
+    assert page.text_content("#fleet-what") == "3 replicas behind llm-d scorers (weight: KV 0.5)"
     assert page.locator("#fleet-compare-hint").is_hidden()      # a KV budget: no hint
 
     # Hover the tick of a request: the tooltip names its replica and the router's scores for it.

@@ -7,7 +7,7 @@ import { engine } from './engine.mjs';
 import { makeContext } from '../../web/state/context.js';
 import { parseURL } from '../../web/state/url.js';
 import { pageRequests, startupRequests, oneServer } from '../../web/engine/requests.js';
-import { fleetView, nearestRequest, favoured, stateAt, runEnd, routingHint } from '../../web/state/fleet.js';
+import { fleetView, nearestRequest, favoured, stateAt, runEnd, routingHint, routerWords } from '../../web/state/fleet.js';
 import { columns, tickAlpha } from '../../web/draw/fleet.js';
 
 const { schema, presets, story } = engine();
@@ -88,4 +88,13 @@ test('the router comparison says why routers tie: no prefix cache, no shared pre
   assert.match(routingHint(0, 6000, 'vLLM'), /No two requests here share a prefix/);
   assert.match(routingHint(0.4, null, 'vLLM'), /KV pools are unlimited: no replica ever evicts/);
   assert.equal(routingHint(0.4, 6000, 'vLLM'), null);       // a budget and shared prefixes: no note
+});
+
+test('a router in words names the knobs it ran with that are not the defaults', () => {
+  const fields = schema.fields;
+  assert.equal(routerWords('llm-d scorers', { kind: 'llm_d', weights: { prefix: 2, queue: 1, kv: 1 }, seed: 0 }, fields), 'llm-d scorers');
+  assert.equal(routerWords('llm-d scorers', { kind: 'llm_d', weights: { prefix: 2, queue: 0, kv: 0 }, seed: 0 }, fields),
+    'llm-d scorers (weight: queue 0, weight: KV 0)');
+  // another router's knob is not this one's
+  assert.equal(routerWords('round robin', { kind: 'round_robin', weights: { queue: 0 } }, fields), 'round robin');
 });

@@ -97,3 +97,19 @@ export function routingHint(hitRate, pool, sched) {
   if (pool == null) return 'The KV pools are unlimited: no replica ever evicts, so each keeps every prefix it is sent once, and routing by prefix buys little. Set a KV budget (KV cache tokens, or a GPU under the roofline cost) to see the trade-off.';
   return null;
 }
+
+/** A router in words: its label and the knobs it was run with that differ from their defaults
+ *  (fields: the schema's; a knob's field is shown `when` its kind is this router's), so two runs
+ *  of one router with other weights do not read the same: "llm-d scorers (weight: queue 0,
+ *  weight: KV 0)". `router`: the run's scenario.cluster.router. */
+export function routerWords(label, router, fields) {
+  const knobs = [];
+  for (const f of fields) {
+    if (!f.path.startsWith('cluster.router.') || f.path === 'cluster.router.kind') continue;
+    if (!(f.when?.['cluster.router.kind'] || []).includes(router.kind)) continue;
+    const v = f.path.slice('cluster.router.'.length).split('.').reduce((o, k) => o?.[k], router);
+    if (v == null || v === f.default) continue;
+    knobs.push(`${f.label.charAt(0).toLowerCase()}${f.label.slice(1)} ${v}`);
+  }
+  return knobs.length ? `${label} (${knobs.join(', ')})` : label;
+}

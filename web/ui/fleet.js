@@ -9,7 +9,7 @@
 import { el, $ } from './dom.js';
 import { fmt, fmtPct, fmtTime, maxOf, minOf } from '../draw/format.js';
 import { drawLane, drawTimeAxis, timeAxis } from '../draw/fleet.js';
-import { fleetView, nearestRequest, favoured, stateAt, slotsOf, routingHint } from '../state/fleet.js';
+import { fleetView, nearestRequest, favoured, stateAt, slotsOf, routingHint, routerWords } from '../state/fleet.js';
 import { createParts } from './ttftparts.js';
 import { getPath } from '../state/schema.js';
 import { schedulerLabel } from '../state/context.js';
@@ -209,7 +209,7 @@ export function createFleet(ctx) {
     const slots = res.scenario.server.slots;
     const pool = v.replicas.map((r) => r.metrics?.kv_pool_tokens).find((p) => p != null);
     const sched = schedulerLabel(schema.schedulers, reqs.scheduler);
-    const by = router?.label || res.router.kind;
+    const by = routerWords(router?.label || res.router.kind, res.scenario.cluster.router, schema.fields);
     if (v.pooled) {
       const n = (p) => v.replicas.filter((r) => r.pool === p).length;
       const link = res.scenario.cluster.transfer;
