@@ -60,7 +60,7 @@ function unknownParams(q, ctx) {
     ...ctx.fields.flatMap((f) => [f.url, ...(f.aliases || [])])]);
   const out = {};
   for (const key of new Set(q.keys())) {
-    if (known.has(key) || PASSING.test(key)) continue;
+    if (!key || known.has(key) || PASSING.test(key)) continue;
     const lower = key.toLowerCase();
     let best = null, bestD = Infinity;
     for (const k of known) {

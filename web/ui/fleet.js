@@ -72,7 +72,7 @@ export function createFleet(ctx) {
   const results = new Map();          // canonical request -> result, for the current requests only
   let shown = null;                   // {reqs, res}: what the figure draws
   let key = null;                     // the current requests' key
-  let inFlight = false;               // the fleet's own run is asked (not the routers')
+  let inFlight = null;                // the token whose fleet run (not the routers') is asked
   let lanes = [];                     // [{canvas, k}] of the drawn result
   let axisCanvas = null;              // the time axis under them
   let hoverId = null;
@@ -165,7 +165,7 @@ export function createFleet(ctx) {
     let res;
     try {
       const t0 = performance.now();
-      inFlight = true;
+      inFlight = token;
       res = await ask(token, reqs.run);
       performance.measure('cbx:fleet', { start: t0, end: performance.now() });   // bench/page.py reads it
     } catch (err) {
@@ -174,7 +174,7 @@ export function createFleet(ctx) {
       progress(0, 0);
       return;
     } finally {
-      inFlight = false;
+      if (inFlight === token) inFlight = null;    // (a restart's run may be asked by now)
     }
     if (token.stale) return;
     shown = { reqs, res };
@@ -406,7 +406,7 @@ export function createFleet(ctx) {
     show: showReqs,
     run,
     /** Is the fleet's own run asked and not answered yet? */
-    running: () => inFlight,
+    running: () => inFlight != null,
     /** The side work was cancelled: the routers not run yet stay empty. */
     cancelled() {
       if ($('fleet-cancel').hidden) return;
