@@ -46,6 +46,8 @@ def test_a_run_beyond_the_work_cap_gets_the_caps_message(strict_page, site_url):
                            ".startsWith('not simulated')")
     assert page.is_hidden("#btn-cancel-run")
     assert "simulating" not in page.text_content("#engine-busy")
+    # no number is coming: dashes, not "…" as if one were on its way
+    assert page.text_content("#hl-speedup") == "–" and page.text_content("#hl-passes-improved") == "–"
     # the page keeps working: a smaller value is simulated as usual
     n = drawn(page)
     page.fill("#ctl-requests", "40")

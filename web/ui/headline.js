@@ -54,11 +54,14 @@ export function markStale(text) {
   const root = document.documentElement;
   if (root.dataset.stale === text) return;
   root.dataset.stale = text;
-  // no answer is coming: the label is a line in the figure, not a pill over the note saying why
-  if (text === STALE.refused || text === STALE.failed) root.dataset.staleFinal = '';
+  // no answer is coming: the label is a line in the figure, not a pill over the note saying why,
+  // and the numbers are dashes, not "…" as if one were on its way
+  const final = text === STALE.refused || text === STALE.failed;
+  if (final) root.dataset.staleFinal = '';
   else delete root.dataset.staleFinal;
-  for (const e of document.querySelectorAll(STALE_METRICS)) { e.dataset.value = ''; e.textContent = '…'; }
-  for (const e of document.querySelectorAll('[data-shown]')) e.textContent = '…';   // numbers without a metric hook
+  const blank = final ? '–' : '…';
+  for (const e of document.querySelectorAll(STALE_METRICS)) { e.dataset.value = ''; e.textContent = blank; }
+  for (const e of document.querySelectorAll('[data-shown]')) e.textContent = blank;   // numbers without a metric hook
   for (const e of document.querySelectorAll('.busy-label')) e.textContent = text;
   const status = $('engine-busy');
   if (status) status.textContent = ` · ${text}`;
