@@ -70,7 +70,8 @@ async function boot() {
     seconds: v.speed, onSpeed: (speed) => { view.set({ speed }); writeURL(); },
     results: () => lanesNow().filter((s) => app.cmp?.[s]).map((s) => [s, app.cmp[s]]) });
   player.reset(v.pass);
-  side = createSideWork({ source, schema, fields: ctx.fields, page: ctx, root, state: sideState, onUseKV, onApply: onValue, onDeploy, onCalibrated });
+  side = createSideWork({ source, schema, fields: ctx.fields, page: ctx, root, state: sideState, onUseKV, onApply: onValue, onDeploy, onCalibrated,
+    held: () => mainRun.stopped() });
   lab = createLab({ source, page: ctx, values: () => app.values, view: view.get, onValues, onView: (patch) => { view.set(patch); writeURL(); } });
   wireUI(); lab.sync();
 
@@ -152,8 +153,8 @@ function changed() {
   player.reset(null);
   writeURL();
   markPreset($('preset-buttons'), matchingPreset(ctx.fields, ctx.presets, app.values));
-  side.show(); lab.sync();
-  mainRun.run().then(() => side.start());
+  side.show(); side.supersede(); lab.sync();
+  mainRun.run().then(() => { if (!mainRun.stopped()) side.start(); });   // a Cancel leaves the engine free
 }
 
 function writeURL() {

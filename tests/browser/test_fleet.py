@@ -107,6 +107,31 @@ def test_on_a_fleet_page_the_timelines_wait_for_the_fleet_and_cancel_stops_both(
     assert page.inner_text("#fleet-status").startswith("Cancelled")
 
 
+def test_a_change_during_the_fleets_first_run_never_shows_the_old_fleet(strict_page, site_url,
+                                                                        native):
+    """Replicas changed while the fleet-first run of the old value is in the engine: the figure
+    goes blank at once and never draws the old run's numbers under the new value (it did, for as
+    long as the new run took), then shows the new fleet's native numbers."""
+    page = strict_page
+    page.add_init_script("""window.__what = [];
+        new MutationObserver(() => { const e = document.getElementById('fleet-what');
+          if (e) window.__what.push(e.textContent); })
+        .observe(document, { subtree: true, childList: true, characterData: true });""")
+    query = "requests=2000&arrival=poisson&rate=30&replicas=4"
+    page.goto(f"{site_url}?{query}")
+    page.wait_for_function("() => document.getElementById('fleet-status').textContent"
+                           " === 'simulating the fleet…'", timeout=120_000)
+    page.evaluate("window.__what = []")
+    page.fill("#ctl-replicas", "5")
+    page.press("#ctl-replicas", "Enter")
+    settle(page)
+    assert not any(w.startswith("4 replicas") for w in page.evaluate("window.__what"))
+    assert page.text_content("#fleet-what") == "5 replicas behind round robin"
+    fleet, _, _ = expected(native, query.replace("replicas=4", "replicas=5"), "continuous")
+    shown = float(page.get_attribute('[data-metric="fleet.throughput_tok_s"]', "data-value"))
+    assert shown == pytest.approx(fleet["metrics"]["throughput_tok_s"], rel=1e-12)
+
+
 def test_cache_aware_hover_does_not_crown_a_load_that_did_not_decide(strict_page, site_url, native):
     """SGLang's cache-aware router keeps loads as its scores but follows a prefix match (or the
     smallest tree) unless the loads are imbalanced: there the tooltip bolds no lowest load."""

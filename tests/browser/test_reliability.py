@@ -72,6 +72,10 @@ def test_a_long_run_is_cancelled_and_the_engine_is_free(strict_page, site_url, n
     page.wait_for_function("() => (document.documentElement.dataset.stale || '').startsWith('cancelled')")
     assert page.is_hidden("#btn-cancel-run")
     assert "Cancelled" in page.text_content("#timeline-wait")
+    # "the engine is free": the side figures did not start again behind the cancelled run (they
+    # would have by now: their restart follows the run's end in the same task)
+    page.wait_for_selector("html:not([data-pending])", state="attached")
+    assert page.get_attribute("html", "data-sweeping") is None
     # the next change is answered by the engine, not queued behind the cancelled run
     n = drawn(page)
     page.fill("#ctl-requests", "70")

@@ -156,9 +156,13 @@ export function createFleet(ctx) {
   async function run(token, reqs, wait = false) {
     showReqs(reqs);
     if (!reqs || token.stale) return;
+    // superseded: a newer side work (token) or a change the figure shows already (its key: a
+    // change blanks the figure at once, before the side work restarts after the main run)
+    const runKey = key;
+    const gone = () => token.stale || key !== runKey;
     if (!source.live && !wait) { status(WAITING); return; }
     if (!source.live) {     // asked while the engine loads: once it is live, say it is on the fleet
-      source.readyPromise.then(() => { if (!token.stale && box.classList.contains('stale')) status('simulating the fleet…'); }, () => {});
+      source.readyPromise.then(() => { if (!gone() && box.classList.contains('stale')) status('simulating the fleet…'); }, () => {});
     }
     const keep = new Set([reqs.run, ...reqs.routers.map((r) => r.req)].map(canonical));
     for (const k of results.keys()) if (!keep.has(k)) results.delete(k);
@@ -169,14 +173,14 @@ export function createFleet(ctx) {
       res = await ask(token, reqs.run);
       performance.measure('cbx:fleet', { start: t0, end: performance.now() });   // bench/page.py reads it
     } catch (err) {
-      if (token.stale) return;
+      if (gone()) return;
       status(`Not simulated: ${err.detail?.message || err.message}`, true);
       progress(0, 0);
       return;
     } finally {
       if (inFlight === token) inFlight = null;    // (a restart's run may be asked by now)
     }
-    if (token.stale) return;
+    if (gone()) return;
     shown = { reqs, res };
     status('');
     render();
@@ -185,15 +189,15 @@ export function createFleet(ctx) {
     renderRouters(rows);
     let done = 0;
     for (const { kind, req } of reqs.routers) {
-      if (token.stale) return;
+      if (gone()) return;
       progress(done, reqs.routers.length);
       try {
         rows.set(kind, await ask(token, req));
       } catch (err) {
-        if (token.stale) return;
+        if (gone()) return;
         rows.set(kind, { error: err.detail?.message || err.message });    // the row says why
       }
-      if (token.stale) return;
+      if (gone()) return;
       done++;
       renderRouters(rows);
       await new Promise((r) => setTimeout(r, 0));   // the page stays responsive between runs

@@ -22,7 +22,8 @@ import { $ } from './dom.js';
  * says so); onCancel(): the reader's Cancel also stops the side figures' runs, so the engine is
  * free as the note says.
  * Returns {run(): a promise settled once the latest values are answered, settled(): the run in
- * flight, cancel(): stop the run in flight (false when none), whenLive(needed): once the engine
+ * flight, cancel(): stop the run in flight (false when none), stopped(): the reader stopped the
+ * latest run, whenLive(needed): once the engine
  * is live and the run in flight has settled, run again if needed() (the snapshot's answer, or
  * none) unless the reader cancelled it or the engine refused it (a refusal is deterministic: the
  * same values are refused again, after as long a run)}.
@@ -121,7 +122,9 @@ export function createMainRun({ source, root, request, onResult, onNone, onKeep,
 
   async function whenLive(needed) {
     await inflight;     // a run that was waiting for the engine is already engine-made
-    if (needed() && !cancelled && !refused) await run();
+    if (needed() && !cancelled && !refused && request()) await run();   // (none: nothing to ask)
   }
-  return { run, cancel, settled: () => inflight, whenLive };
+  /** The reader stopped the latest run (Cancel, Escape): nothing else starts until a change. */
+  const stopped = () => cancelled;
+  return { run, cancel, settled: () => inflight, whenLive, stopped };
 }

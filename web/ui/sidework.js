@@ -20,9 +20,9 @@ const WAIT_ENGINE_MS = 1500;   // at start, the side figures wait this long at m
  * ctx: {source, schema, fields, page (the page's context: state/context.js), root,
  *       state: () => ({values, view, lanes, cmp}),
  *       onUseKV(tokens), onApply(path, value), onDeploy(cost terms, {field path: value}),
- *       onCalibrated(cost)}.
- *       Returns {begin(embed, fleetFirst), start(), live(), show(), cancel(), redraw(), runCheck(),
- *       fleetAhead()}.
+ *       onCalibrated(cost), held(): the reader stopped the main run (nothing starts by itself)}.
+ *       Returns {begin(embed, fleetFirst), start(), live(), show(), supersede(), cancel(), redraw(),
+ *       runCheck(), fleetAhead()}.
  */
 export function createSideWork(ctx) {
   const { source, schema, fields, root } = ctx;
@@ -275,7 +275,7 @@ export function createSideWork(ctx) {
     began = true;
     showFleet();
     papers.begin(embed);
-    const go = () => { if (!begun) { begun = true; start(fleetFirst); initKV(); } };
+    const go = () => { if (!begun) { begun = true; if (!ctx.held()) start(fleetFirst); initKV(); } };
     if (fleetFirst || (embed && !schema.figures[embed]?.main)) go();
     else setTimeout(go, WAIT_ENGINE_MS);
     source.readyPromise.then(go, go);
@@ -289,7 +289,15 @@ export function createSideWork(ctx) {
     start() { if (begun) start(); },
     /** The engine is live: what the snapshot answered is asked again, so the page shows the
      *  engine's own numbers. */
-    live() { if (begun && !ranLive) start(); },
+    live() { if (begun && !ranLive && !ctx.held()) start(); },
+    /** A change: the runs for the old values stop now, not when start() follows the main run
+     *  (their answers would be drawn under the new values, and the engine is the main run's). */
+    supersede() {
+      if (!begun) return;
+      clearTimeout(timer);
+      work.cancel();
+      root.dataset.sweeping = '1';    // the figures' work is pending: start() follows
+    },
     /** A change: the fleet figure opens or closes at once, and drops numbers of other values. */
     show: showFleet,
     /** Redraw what is already computed (theme or size change). */
