@@ -92,9 +92,10 @@ test('the router comparison says why routers tie: no prefix cache, no shared pre
 
 test('a router in words names the knobs it ran with that are not the defaults', () => {
   const fields = schema.fields;
-  assert.equal(routerWords('llm-d scorers', { kind: 'llm_d', weights: { prefix: 2, queue: 1, kv: 1 }, seed: 0 }, fields), 'llm-d scorers');
-  assert.equal(routerWords('llm-d scorers', { kind: 'llm_d', weights: { prefix: 2, queue: 0, kv: 0 }, seed: 0 }, fields),
+  const run = (router) => ({ cluster: { router } });
+  assert.equal(routerWords('llm-d scorers', run({ kind: 'llm_d', weights: { prefix: 2, queue: 1, kv: 1 }, seed: 0 }), fields), 'llm-d scorers');
+  assert.equal(routerWords('llm-d scorers', run({ kind: 'llm_d', weights: { prefix: 2, queue: 0, kv: 0 }, seed: 0 }), fields),
     'llm-d scorers (weight: queue 0, weight: KV 0)');
   // another router's knob is not this one's
-  assert.equal(routerWords('round robin', { kind: 'round_robin', weights: { queue: 0 } }, fields), 'round robin');
+  assert.equal(routerWords('round robin', run({ kind: 'round_robin', weights: { queue: 0 } }), fields), 'round robin');
 });

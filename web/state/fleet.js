@@ -3,6 +3,7 @@
 // and per request the router's scores and reason. Pure functions of the result, derived once.
 
 import { count } from './records.js';
+import { getPath } from './schema.js';
 
 const views = new WeakMap();
 
@@ -101,13 +102,13 @@ export function routingHint(hitRate, pool, sched) {
 /** A router in words: its label and the knobs it was run with that differ from their defaults
  *  (fields: the schema's; a knob's field is shown `when` its kind is this router's), so two runs
  *  of one router with other weights do not read the same: "llm-d scorers (weight: queue 0,
- *  weight: KV 0)". `router`: the run's scenario.cluster.router. */
-export function routerWords(label, router, fields) {
+ *  weight: KV 0)". `scenario`: the run's. */
+export function routerWords(label, scenario, fields) {
+  const kind = scenario.cluster.router.kind;
   const knobs = [];
   for (const f of fields) {
-    if (!f.path.startsWith('cluster.router.') || f.path === 'cluster.router.kind') continue;
-    if (!(f.when?.['cluster.router.kind'] || []).includes(router.kind)) continue;
-    const v = f.path.slice('cluster.router.'.length).split('.').reduce((o, k) => o?.[k], router);
+    if (!(f.when?.['cluster.router.kind'] || []).includes(kind)) continue;
+    const v = getPath(scenario, f.path);
     if (v == null || v === f.default) continue;
     knobs.push(`${f.label.charAt(0).toLowerCase()}${f.label.slice(1)} ${v}`);
   }

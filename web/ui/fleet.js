@@ -126,15 +126,23 @@ export function createFleet(ctx) {
     // its runs in hand (a router picked from the comparison: the same trace, every router run):
     // drawn at once, no "…" while the side work comes round to it
     const res = results.get(key);
-    if (!res) return;
+    if (res) showAnswer(reqs, res);
+  }
+
+  /** The fleet's answer drawn, with every router's run in hand -> those rows (by kind). */
+  function showAnswer(reqs, res) {
     shown = { reqs, res };
     status('');
     render();
     box.classList.remove('stale');
-    const rows = new Map(reqs.routers.filter(({ req }) => results.has(canonical(req)))
-      .map(({ kind, req }) => [kind, results.get(canonical(req))]));
+    const rows = new Map();
+    for (const { kind, req } of reqs.routers) {
+      const r = results.get(canonical(req));
+      if (r) rows.set(kind, r);
+    }
     renderRouters(rows);
     progress(rows.size, reqs.routers.length);
+    return rows;
   }
 
   function progress(done, total) {
@@ -181,12 +189,7 @@ export function createFleet(ctx) {
       if (inFlight === token) inFlight = null;    // (a restart's run may be asked by now)
     }
     if (gone()) return;
-    shown = { reqs, res };
-    status('');
-    render();
-    box.classList.remove('stale');
-    const rows = new Map();
-    renderRouters(rows);
+    const rows = showAnswer(reqs, res);
     let done = 0;
     for (const { kind, req } of reqs.routers) {
       if (gone()) return;
@@ -213,7 +216,7 @@ export function createFleet(ctx) {
     const slots = res.scenario.server.slots;
     const pool = v.replicas.map((r) => r.metrics?.kv_pool_tokens).find((p) => p != null);
     const sched = schedulerLabel(schema.schedulers, reqs.scheduler);
-    const by = routerWords(router?.label || res.router.kind, res.scenario.cluster.router, schema.fields);
+    const by = routerWords(router?.label || res.router.kind, res.scenario, schema.fields);
     if (v.pooled) {
       const n = (p) => v.replicas.filter((r) => r.pool === p).length;
       const link = res.scenario.cluster.transfer;

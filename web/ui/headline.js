@@ -41,9 +41,9 @@ export const STALE = {
   busyAfterMs: 300,     // a live run that takes longer than this shows the busy state
 };
 
-// The main run's numbers; not the fleet figure's, which blanks its own when its runs change
-// (ui/fleet.js showReqs): a fleet's page draws the fleet before the one-server run's answer
-const STALE_METRICS = '[data-metric]:not(#fig-fleet [data-metric])';
+// The main run's numbers; not those of a figure that blanks its own when its runs change
+// (data-own-numbers: the fleet, ui/fleet.js showReqs, whose page draws it before the main answer)
+const STALE_METRICS = '[data-metric]:not([data-own-numbers] [data-metric])';
 
 /**
  * The shown numbers no longer belong to the controls (a change the engine has not answered yet):
