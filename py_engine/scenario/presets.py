@@ -54,7 +54,8 @@ def _lanes(scenario):
 # Story mode: the article's argument as steps a lecturer walks through (PageDown / PageUp) and a
 # blogger can embed (?embed=story&story=N). Each step is a scenario like a preset, plus what to
 # look at: `highlight` names a figure (py_engine.app.figures.FIGURES) and `focus` a part of it (a
-# lane's scheduler, or "blocks": the block view of the paged KV pool under the vllm lane).
+# lane's scheduler, "blocks": the block view of the paged KV pool under the vllm lane, or
+# "routers": the fleet figure's comparison of every router, which lecture mode shows then only).
 # the fleet steps' traffic: five system prompts that a replica's KV pool cannot all hold
 _FLEET = {"scheduler": "vllm",
           "workload": {"requests": 160, "arrival": {"kind": "poisson", "rate": 8.0},
@@ -136,14 +137,14 @@ STORY = [
      "scenario": dict(_FLEET, cluster={"replicas": 4, "router": {
          "kind": "llm_d", "weights": {"queue": 0.0, "kv": 0.0}}}),
      "highlight": "fleet"},
-    {"title": "Cache-aware routing keeps the hits and the balance",
-     "text": "SGLang's cache-aware router follows a prefix match too, but sends a prompt it has "
-             "never seen to the replica with the smallest prefix tree, and to the least loaded "
-             "one when loads drift apart. Every replica gets work, 88% of prompt tokens hit and "
-             "p95 TTFT falls to 0.18 s; every request meets the SLO. The comparison runs all "
-             "eight routers on this trace.",
+    {"title": "Cache-aware routing keeps hits and balance",
+     "text": "SGLang's cache-aware router follows a prefix match too, but sends a new prompt to "
+             "the replica with the smallest prefix tree, and to the least loaded one when loads "
+             "drift apart. Every replica gets work, 88% of prompt tokens hit and p95 TTFT falls "
+             "to 0.18 s; every request meets the SLO. Of all eight routers only llm-d's full scorers come close; the five "
+             "blind to prefixes keep at most 57% of hits.",
      "scenario": dict(_FLEET, cluster={"replicas": 4, "router": "cache_aware"}),
-     "highlight": "fleet"},
+     "highlight": "fleet", "focus": "routers"},
 ]
 
 

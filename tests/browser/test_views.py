@@ -57,11 +57,13 @@ def test_lecture_mode_fits_the_screen(strict_page, site_url, size, query):
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
 def test_lecture_mode_fits_the_fleet_steps(strict_page, site_url, native, size):
     """The story's fleet steps in lecture mode: the card, the fleet's numbers, every replica's lane
-    and the router's decisions on one screen, without scrolling."""
+    and the router's decisions on one screen, without scrolling; the router comparison too on the
+    step about it (and only there)."""
     page = strict_page
     page.set_viewport_size({"width": size[0], "height": size[1]})
-    steps = [i for i, s in enumerate(native("story", {}), 1) if s["highlight"] == "fleet"]
-    assert steps
+    story = native("story", {})
+    steps = [i for i, s in enumerate(story, 1) if s["highlight"] == "fleet"]
+    assert steps and any(story[i - 1].get("focus") == "routers" for i in steps)
     for i in steps:
         page.goto(f"{site_url}?lecture=1&story={i}")
         settle(page)
@@ -70,6 +72,12 @@ def test_lecture_mode_fits_the_fleet_steps(strict_page, site_url, native, size):
         assert page.evaluate("() => document.documentElement.scrollHeight") <= size[1], f"story={i}"
         for sel in ("#fleet-numbers", "#fleet-lanes canvas", "#fleet-decisions", "#fig-story"):
             inside(page, sel)
+        if story[i - 1].get("focus") == "routers":
+            page.wait_for_selector("#fleet-routers tbody tr >> nth=7", state="attached")
+            assert inside(page, "#fleet-routers tbody tr") == 8, f"story={i}"
+            inside(page, "#fleet-routers .fleet-compare")
+        else:
+            assert not page.is_visible("#fig-fleet .fleet-right"), f"story={i}"
 
 
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])

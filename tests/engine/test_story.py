@@ -7,6 +7,7 @@ import pytest
 
 from py_engine import api
 from py_engine.app import figures
+from py_engine.fleet.routers import REGISTRY
 from py_engine.scenario.presets import story
 from py_engine.scenario.prepared import prepare
 
@@ -24,8 +25,9 @@ def test_every_step_is_a_scenario_with_a_figure_and_its_lanes():
         prepare(s["scenario"])                          # raises on a bad field
         assert s["highlight"] in figures.FIGURES and s["highlight"] != "story"
         assert s["schedulers"][:2] == ["static", "continuous"]
-        assert s.get("focus") in (None, "blocks", *s["schedulers"])
+        assert s.get("focus") in (None, "blocks", "routers", *s["schedulers"])
         assert s.get("focus") != "blocks" or "vllm" in s["schedulers"]
+        assert s.get("focus") != "routers" or s["highlight"] == "fleet"
         sentences = [x for x in re.split(r"(?<=[.:;])\s+", s["text"]) if x]
         assert 2 <= len(sentences) <= 5 and len(s["text"]) < 420, s["title"]
 
@@ -128,6 +130,10 @@ def test_goodput_peaks_at_the_recommended_setting():
     assert "ttft_ms" in fails[min(points)] and "tpot_ms" in fails[max(points)]   # queue / slow passes
 
 
+# the routers that never read a prefix (their modules: no cache in their rule)
+BLIND = ("round_robin", "random", "least_outstanding", "power_of_two", "vllm_dp")
+
+
 def _fleet(s):
     r = api.simulate(s["scenario"])
     sent = [rep["requests"] for rep in r["replicas"]]
@@ -166,6 +172,17 @@ def test_cache_aware_keeps_the_hits_and_the_balance():
     rr = _fleet(step("round robin"))[1]
     assert m["prefix_hit_rate"] > 2 * rr["prefix_hit_rate"]
     assert r["router"]["decisions"].keys() <= {"cache_hit", "smallest_tree", "balance"}
+    # the router comparison (the step's focus): "only llm-d's full scorers come close; the five
+    # blind to prefixes keep at most 57% of hits"
+    assert s["focus"] == "routers"
+    others = {name: _fleet({**s, "scenario": {**s["scenario"], "cluster": {
+        **s["scenario"]["cluster"], "router": name}}})[1] for name in REGISTRY if name != "cache_aware"}
+    close = [name for name, o in others.items() if o["ttft"]["p95"] < 2 * m["ttft"]["p95"]]
+    assert "only llm-d's full scorers come close" in s["text"] and close == ["llm_d"]
+    blind = [others[name] for name in BLIND]
+    assert "the five blind to prefixes keep at most 57%" in s["text"] and len(blind) == 5
+    assert f'{max(o["prefix_hit_rate"] for o in blind):.0%}' == "57%"
+    assert all(o["prefix_hit_rate"] < others["kv_cost"]["prefix_hit_rate"] for o in blind)
 
 
 @pytest.mark.parametrize("i", range(len(STORY)))

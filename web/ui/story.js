@@ -73,8 +73,8 @@ export function createStory({ page, view, apply, left }) {
     markFocus();
   }
 
-  /** The part of the highlighted figure the step points at: a lane, or the vllm lane's block view
-   *  (with its legend). Called when a result is drawn: the step's figure is shown again. */
+  /** The part of the highlighted figure the step points at: a lane, the vllm lane's block view
+   *  (with its legend), or the fleet's router comparison. Called when a result is drawn: the step's figure is shown again. */
   function markFocus() {
     for (const e of document.querySelectorAll('.story-focus')) e.classList.remove('story-focus');
     focusTarget()?.classList.add('story-focus');
@@ -84,8 +84,9 @@ export function createStory({ page, view, apply, left }) {
   function focusTarget() {
     const focus = view.get().story ? view.get().storyFocus : null;
     if (!focus) return null;
-    return focus === 'blocks' ? document.querySelector('.kv-view:not([hidden])')
-      : document.querySelector(`.lane[data-lane="${focus}"]`);
+    if (focus === 'blocks') return document.querySelector('.kv-view:not([hidden])');
+    if (focus === 'routers') return document.querySelector('#fig-fleet .fleet-right');
+    return document.querySelector(`.lane[data-lane="${focus}"]`);
   }
 
   function showFigure() {
