@@ -5,7 +5,7 @@ tokens are delivered, finished requests freed in scheduled order), with the stea
 share at once (steady.py)."""
 
 from .status import FINISHED, RUNNING
-from .steady import Step
+from .steady import JOIN_MIN, Step
 
 
 class Outputs:
@@ -84,7 +84,9 @@ class Outputs:
                 self._finish(r)
             elif joins and r in planned:   # async: steady from the planned step on
                 n1, s1 = planned[r]
-                if self._sd_eligible(r, n1, s1):
+                # (_sd_eligible's cheapest tests first: most decoders of a skewed trace are short)
+                if (n1 == 1 and s1 and prompt[r] + max_tokens[r] - computed[r] >= JOIN_MIN
+                        and self._sd_eligible(r, n1, s1)):
                     self._sd_join(r)
                     del planned[r]
                     planned.sd = True
