@@ -137,7 +137,7 @@ STORY = [
      "scenario": dict(_FLEET, cluster={"replicas": 4, "router": {
          "kind": "llm_d", "weights": {"queue": 0.0, "kv": 0.0}}}),
      "highlight": "fleet"},
-    {"title": "Cache-aware routing keeps hits and balance",
+    {"title": "Cache-aware routing: hits, no idle replica",
      "text": "SGLang's cache-aware router follows a prefix match too, but sends a new prompt to "
              "the replica with the smallest prefix tree, and to the least loaded one when loads "
              "drift apart. Every replica gets work, 88% of prompt tokens hit and p95 TTFT falls "
