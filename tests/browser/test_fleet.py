@@ -49,6 +49,10 @@ def test_a_fleet_url_shows_the_native_numbers_and_why_each_request_went_where(
         assert name in fm, name
     assert page.locator("canvas.fleet-lane").count() == 3
     assert page.text_content("#fleet-what") == "3 replicas behind llm-d scorers (weight: KV 0.5)"
+    # the comparison's llm-d row ran with those weights, the others with none to name: said so
+    knobs = page.eval_on_selector_all("#fleet-routers tbody tr", """trs => Object.fromEntries(trs.map(
+        tr => [tr.querySelector('.router-pick').dataset.router, tr.querySelector('.router-knobs')?.textContent ?? null]))""")
+    assert knobs == {kind: ("(weight: KV 0.5)" if kind == "llm_d" else None) for kind in kinds(native)}
     assert page.locator("#fleet-compare-hint").is_hidden()      # a KV budget: no hint
 
     # Hover the tick of a request: the tooltip names its replica and the router's scores for it.

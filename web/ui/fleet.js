@@ -327,7 +327,11 @@ export function createFleet(ctx) {
         title: kind === reqs.router ? 'the router set above' : `use ${routers.get(kind)?.label || kind}`, text: routers.get(kind)?.label || kind });
       name.addEventListener('click', () => ctx.onApply(fig.router, kind));
       name.disabled = !!ctx.compact();   // embedded: the names, read-only (an embed does not change its scenario)
-      const tr = el('tr', { class: kind === reqs.router ? 'current' : null }, el('th', {}, name));
+      // its row ran with its own knobs as set (llm-d's weights, ...): named when not the defaults
+      const label = routers.get(kind)?.label || kind;
+      const knobs = r?.scenario ? routerWords(label, r.scenario, schema.fields).slice(label.length).trim() : '';
+      const tr = el('tr', { class: kind === reqs.router ? 'current' : null },
+        el('th', {}, name, ...(knobs ? [el('small', { class: 'router-knobs', text: knobs })] : [])));
       if (r?.error) { tr.append(el('td', { colspan: String(COMPARE.length), class: 'bad', text: r.error })); return tr; }
       COMPARE.forEach((c, i) => {
         const x = r ? getPath(r, c.path) : null;
