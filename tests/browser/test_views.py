@@ -80,6 +80,31 @@ def test_lecture_mode_fits_the_fleet_steps(strict_page, site_url, native, size):
             assert not page.is_visible("#fig-fleet .fleet-right"), f"story={i}"
 
 
+def test_on_a_phone_a_story_step_opens_on_its_text_and_its_nav_stays_in_reach(strict_page, site_url):
+    """On a phone the card scrolls with the page: a step scrolled to the part it points at put
+    the step's text (and its Next) above the screen. Now the card comes first, the step's figure
+    after it, and Previous / Next sit at the bottom of the screen wherever the reader scrolls."""
+    page = strict_page
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{site_url}?story=11")
+    settle(page)
+    page.click("#story-next")
+    page.wait_for_selector('html[data-story="12"]', state="attached")
+    settle(page)
+    on_top = """() => { const r = document.getElementById('fig-story').getBoundingClientRect();
+                        return r.top >= 0 && r.top <= 20; }"""
+    page.wait_for_function(on_top)
+    inside(page, "#story-title")
+    for where in ("0", "document.body.scrollHeight"):
+        page.evaluate(f"() => window.scrollTo(0, {where})")
+        for sel in ("#story-prev", "#story-next"):
+            inside(page, sel)
+    assert not page.is_visible(".story-keys")        # no PageDown on a phone
+    page.click("#story-prev")
+    page.wait_for_selector('html[data-story="11"]', state="attached")
+    page.wait_for_function(on_top)
+
+
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
 def test_lecture_mode_fits_every_story_step(strict_page, site_url, native, size):
     """A lecturer pages through the whole story on a projector: no step scrolls (the sizing

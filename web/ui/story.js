@@ -101,10 +101,18 @@ export function createStory({ page, view, apply, left }) {
 
   /** Scroll the least that shows all of `target` under the story card (which sticks to the top on
    *  a large screen, so scrolling the card itself into view would not move what is under it), its
-   *  top first when it is taller than what is left. */
+   *  top first when it is taller than what is left; where the card scrolls with the page (a
+   *  phone), the card at the top. */
   function intoView(target, behavior) {
     const m = 8, box = $('fig-story'), card = box.getBoundingClientRect(), r = target.getBoundingClientRect();
     const sticky = getComputedStyle(box).position === 'sticky';
+    if (!sticky && !view.get().embed) {
+      // a phone: the card does not stay on top, so the step's text comes first (the step's figure,
+      // the only other one shown, follows it; its nav bar stays in reach at the bottom)
+      const dy = card.top - m;
+      if (Math.abs(dy) >= 1) window.scrollBy({ top: dy, behavior });
+      return;
+    }
     const freeTop = (d) => (sticky ? Math.max(card.height, card.bottom - d) : 0) + m;
     let dy = Math.max(0, r.bottom + m - innerHeight);
     if (r.top - dy < freeTop(dy)) dy = r.top - freeTop(dy);
