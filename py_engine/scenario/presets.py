@@ -55,7 +55,8 @@ def _lanes(scenario):
 # blogger can embed (?embed=story&story=N). Each step is a scenario like a preset, plus what to
 # look at: `highlight` names a figure (py_engine.app.figures.FIGURES) and `focus` a part of it (a
 # lane's scheduler, "blocks": the block view of the paged KV pool under the vllm lane, or
-# "routers": the fleet figure's comparison of every router, which lecture mode shows then only).
+# "routers": the fleet figure's comparison of every router, which lecture mode shows on that
+# step only).
 # the fleet steps' traffic: five system prompts that a replica's KV pool cannot all hold
 _FLEET = {"scheduler": "vllm",
           "workload": {"requests": 160, "arrival": {"kind": "poisson", "rate": 8.0},
@@ -141,8 +142,8 @@ STORY = [
      "text": "SGLang's cache-aware router follows a prefix match too, but sends a new prompt to "
              "the replica with the smallest prefix tree, and to the least loaded one when loads "
              "drift apart. Every replica gets work, 88% of prompt tokens hit and p95 TTFT falls "
-             "to 0.18 s; every request meets the SLO. Of all eight routers only llm-d's full scorers come close; the five "
-             "blind to prefixes keep at most 57% of hits.",
+             "to 0.18 s; every request meets the SLO. Of all eight routers only llm-d's full "
+             "scorers come close; the five blind to prefixes keep at most 57% of hits.",
      "scenario": dict(_FLEET, cluster={"replicas": 4, "router": "cache_aware"}),
      "highlight": "fleet", "focus": "routers"},
 ]

@@ -74,7 +74,8 @@ export function createStory({ page, view, apply, left }) {
   }
 
   /** The part of the highlighted figure the step points at: a lane, the vllm lane's block view
-   *  (with its legend), or the fleet's router comparison. Called when a result is drawn: the step's figure is shown again. */
+   *  (with its legend), or the fleet's router comparison. Called when a result is drawn: the
+   *  step's figure is shown again. */
   function markFocus() {
     for (const e of document.querySelectorAll('.story-focus')) e.classList.remove('story-focus');
     focusTarget()?.classList.add('story-focus');
@@ -106,7 +107,7 @@ export function createStory({ page, view, apply, left }) {
   function intoView(target, behavior) {
     const m = 8, box = $('fig-story'), card = box.getBoundingClientRect(), r = target.getBoundingClientRect();
     const sticky = getComputedStyle(box).position === 'sticky';
-    if (!sticky && !view.get().embed) {
+    if (!sticky) {
       // a phone: the card does not stay on top, so the step's text comes first (the step's figure,
       // the only other one shown, follows it; its nav bar stays in reach at the bottom)
       const dy = card.top - m;
