@@ -111,15 +111,7 @@ def test_lecture_mode_fits_every_story_step(strict_page, site_url, native, size)
     steps' advice under the chart ran 47 px past 1366x768)."""
     page = strict_page
     page.set_viewport_size({"width": size[0], "height": size[1]})
-    story = native("story", {})
-    page.goto(f"{site_url}?lecture=1")
-    settle(page)
-    page.keyboard.press("s")
-    for i, step in enumerate(story, start=1):
-        if i > 1:
-            page.keyboard.press("PageDown")
-        page.wait_for_selector(f'html[data-story="{i}"]', state="attached")
-        settle(page)
+    for i, step in story_steps(page, site_url, native("story", {}), "lecture=1"):
         assert page.evaluate("() => document.documentElement.scrollHeight") <= size[1], \
             f"step {i} ({step['title']}) scrolls in lecture mode at {size}"
         inside(page, "#fig-story")
@@ -312,10 +304,10 @@ def test_keys_work_after_mouse_clicks(strict_page, site_url):
     assert "speed=20" in page.url
 
 
-def story_steps(page, site_url, story):
-    """Open the page, enter story mode ("s") and step through it with PageDown: yields (i, step)
-    once step i is shown and settled."""
-    page.goto(site_url)
+def story_steps(page, site_url, story, query=""):
+    """Open the page (with `query`), enter story mode ("s") and step through it with PageDown:
+    yields (i, step) once step i is shown and settled."""
+    page.goto(f"{site_url}?{query}" if query else site_url)
     settle(page)
     page.keyboard.press("s")
     for i, step in enumerate(story, start=1):

@@ -7,7 +7,7 @@ import { engine } from './engine.mjs';
 import { makeContext } from '../../web/state/context.js';
 import { parseURL } from '../../web/state/url.js';
 import { pageRequests, startupRequests, oneServer } from '../../web/engine/requests.js';
-import { fleetView, nearestRequest, favoured, stateAt, runEnd, routingHint, routerWords } from '../../web/state/fleet.js';
+import { fleetView, nearestRequest, favoured, stateAt, runEnd, routingHint, routerKnobs, routerWords } from '../../web/state/fleet.js';
 import { columns, tickAlpha } from '../../web/draw/fleet.js';
 
 const { schema, presets, story } = engine();
@@ -98,4 +98,7 @@ test('a router in words names the knobs it ran with that are not the defaults', 
     'llm-d scorers (weight: queue 0, weight: KV 0)');
   // another router's knob is not this one's
   assert.equal(routerWords('round robin', run({ kind: 'round_robin', weights: { queue: 0 } }), fields), 'round robin');
+  // the comparison's row names the knobs alone
+  assert.equal(routerKnobs(run({ kind: 'llm_d', weights: { prefix: 2, queue: 1, kv: 0.5 }, seed: 0 }), fields), '(weight: KV 0.5)');
+  assert.equal(routerKnobs(run({ kind: 'cache_aware' }), fields), '');
 });

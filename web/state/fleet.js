@@ -99,11 +99,11 @@ export function routingHint(hitRate, pool, sched) {
   return null;
 }
 
-/** A router in words: its label and the knobs it was run with that differ from their defaults
- *  (fields: the schema's; a knob's field is shown `when` its kind is this router's), so two runs
- *  of one router with other weights do not read the same: "llm-d scorers (weight: queue 0,
- *  weight: KV 0)". `scenario`: the run's. */
-export function routerWords(label, scenario, fields) {
+/** The knobs a run's router ran with that differ from their defaults, in words, or '' (fields:
+ *  the schema's; a knob's field is shown `when` its kind is this router's), so two runs of one
+ *  router with other weights do not read the same: "(weight: queue 0, weight: KV 0)".
+ *  `scenario`: the run's. */
+export function routerKnobs(scenario, fields) {
   const kind = scenario.cluster.router.kind;
   const knobs = [];
   for (const f of fields) {
@@ -112,5 +112,12 @@ export function routerWords(label, scenario, fields) {
     if (v == null || v === f.default) continue;
     knobs.push(`${f.label.charAt(0).toLowerCase()}${f.label.slice(1)} ${v}`);
   }
-  return knobs.length ? `${label} (${knobs.join(', ')})` : label;
+  return knobs.length ? `(${knobs.join(', ')})` : '';
+}
+
+/** A router in words: its label and its routerKnobs: "llm-d scorers (weight: queue 0, weight:
+ *  KV 0)". */
+export function routerWords(label, scenario, fields) {
+  const knobs = routerKnobs(scenario, fields);
+  return knobs ? `${label} ${knobs}` : label;
 }

@@ -9,7 +9,7 @@
 import { el, $ } from './dom.js';
 import { fmt, fmtPct, fmtTime, maxOf, minOf } from '../draw/format.js';
 import { drawLane, drawTimeAxis, timeAxis } from '../draw/fleet.js';
-import { fleetView, nearestRequest, favoured, stateAt, slotsOf, routingHint, routerWords } from '../state/fleet.js';
+import { fleetView, nearestRequest, favoured, stateAt, slotsOf, routingHint, routerKnobs, routerWords } from '../state/fleet.js';
 import { createParts } from './ttftparts.js';
 import { getPath } from '../state/schema.js';
 import { schedulerLabel } from '../state/context.js';
@@ -323,13 +323,13 @@ export function createFleet(ctx) {
     const head = el('tr', {}, el('th', { text: 'router' }), ...COMPARE.map((c) => el('th', { text: c.label })));
     const body = reqs.routers.map(({ kind }) => {
       const r = rows.get(kind);
+      const label = routers.get(kind)?.label || kind;
       const name = el('button', { type: 'button', class: 'router-pick', 'data-router': kind,
-        title: kind === reqs.router ? 'the router set above' : `use ${routers.get(kind)?.label || kind}`, text: routers.get(kind)?.label || kind });
+        title: kind === reqs.router ? 'the router set above' : `use ${label}`, text: label });
       name.addEventListener('click', () => ctx.onApply(fig.router, kind));
       name.disabled = !!ctx.compact();   // embedded: the names, read-only (an embed does not change its scenario)
       // its row ran with its own knobs as set (llm-d's weights, ...): named when not the defaults
-      const label = routers.get(kind)?.label || kind;
-      const knobs = r?.scenario ? routerWords(label, r.scenario, schema.fields).slice(label.length).trim() : '';
+      const knobs = r?.scenario ? routerKnobs(r.scenario, schema.fields) : '';
       const tr = el('tr', { class: kind === reqs.router ? 'current' : null },
         el('th', {}, name, ...(knobs ? [el('small', { class: 'router-knobs', text: knobs })] : [])));
       if (r?.error) { tr.append(el('td', { colspan: String(COMPARE.length), class: 'bad', text: r.error })); return tr; }
