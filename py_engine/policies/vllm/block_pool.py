@@ -36,8 +36,8 @@ interchangeable and only counts matter.
 
 from bisect import bisect_left
 from collections import deque
-from itertools import compress, repeat, takewhile
-from operator import le, not_
+from itertools import compress, repeat
+from operator import le
 
 from ...sim.exact import cdiv
 from ...sim.work import ALONE_BLOCKS
@@ -64,6 +64,8 @@ class PrefixCachePool:
         self.dups = {}                   # key -> the later ones, in insertion order: the same
                                          # content computed twice at once (rare)
         self.shared = {}                 # block -> tables holding it beyond the first (hits)
+        self.shared_at = {}              # ... and its index in each of them (a key names its
+                                         # block's index: every table holds it there)
         self.table = {}                  # request -> [blocks]
         self.table_keys = {}             # request -> the keys of its first blocks, so far
         self.n_cached = {}               # request -> blocks of its table already cached
@@ -262,13 +264,14 @@ class PrefixCachePool:
             self.table_keys[rid] = memo.keys      # what its lookup computed
             self.memo = None
         if hits:
-            queue, shared = self.queue, self.shared
+            queue, shared, shared_at = self.queue, self.shared, self.shared_at
             at, head, free = queue.at, queue.head, []
-            for b in hits:
+            for i, b in enumerate(hits):
                 if at[b] >= head:        # free (in the back): it leaves the queue
                     free.append(b)
                 else:                    # it gains a holder
                     shared[b] = shared.get(b, 0) + 1
+                    shared_at[b] = i
             if free:
                 queue.take(free)
                 self.in_use += len(free)
@@ -371,7 +374,7 @@ class PrefixCachePool:
         keys = ks if ks is not None and len(ks) >= nc else self.keys.keys(rid, 0, nc)
         if len(keys) > nc:
             del keys[nc:]
-        if self.shared and not self.shared.keys().isdisjoint(cached):
+        if self.shared:
             cached, keys = self._release_shared(cached, keys)
         self.in_use -= len(t) - nc + len(cached)
         queue.push_front(t[:nc - 1:-1] if nc else t[::-1])   # hold no hash (never shared)
@@ -398,30 +401,29 @@ class PrefixCachePool:
     def _release_shared(self, blocks, keys):
         """A table's cached blocks that other tables hold too lose one holder and stay; ->
         (blocks, keys) of the others, which are freed."""
-        shared = self.shared
-        # Usually the shared ones are a prefix of the table (a hit is a prefix run of keys),
-        # each held by one other table: then they leave `shared` at once
-        first = list(takewhile(shared.__contains__, blocks))
-        m = len(first)
-        if shared.keys().isdisjoint(blocks[m:]):
-            if list(map(shared.__getitem__, first)).count(1) == m:
-                deque(map(shared.__delitem__, first), 0)
-            else:
-                for b in first:
-                    c = shared[b]
-                    if c == 1:
-                        del shared[b]
-                    else:
-                        shared[b] = c - 1
-            return blocks[m:], keys[m:]
-        held = list(map(shared.__contains__, blocks))
-        for b in compress(blocks, held):
-            n = shared[b]
-            if n == 1:
+        shared, shared_at, n = self.shared, self.shared_at, len(blocks)
+        # which of them are shared: each shared block looked at at its index (a fleet's tables
+        # are ~800 blocks, its shared blocks ~30: scanning the table was ~6% of bench/fleet.py)
+        if len(shared) < n:
+            mine = [i for b, i in shared_at.items() if i < n and blocks[i] == b]
+        else:
+            mine = [i for i, b in enumerate(blocks) if b in shared]
+        if not mine:
+            return blocks, keys
+        for i in mine:
+            b = blocks[i]
+            c = shared[b]
+            if c == 1:
                 del shared[b]
+                del shared_at[b]
             else:
-                shared[b] = n - 1
-        alone = list(map(not_, held))
+                shared[b] = c - 1
+        m = len(mine)
+        if max(mine) == m - 1:      # usually the first blocks (a hit is a prefix run of keys)
+            return blocks[m:], keys[m:]
+        alone = [True] * n
+        for i in mine:
+            alone[i] = False
         return list(compress(blocks, alone)), list(compress(keys, alone))
 
     def free_listing(self):

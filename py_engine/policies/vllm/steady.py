@@ -56,8 +56,7 @@ class Step(dict):
 
     __slots__ = ("sd",)
 
-    def __init__(self, *args):
-        super().__init__(*args)
+    def __init__(self):         # (empty: dict's own __init__ has nothing to do)
         self.sd = False
 
     def __bool__(self):       # something was scheduled in it
