@@ -79,6 +79,10 @@ class PrefixCachePool:
         """Free blocks that hold a hash (the block view shows them)."""
         return self.queue.n_hashed
 
+    def stop_counting_cached(self):
+        """No block view will read cached_free: the free queue need not count it."""
+        self.queue.counting = False
+
     def key(self, rid, b):
         return self.keys.key(rid, b)
 

@@ -251,6 +251,8 @@ class VLLM(Apply, Outputs, Steady, Runs, FleetProbe, Policy):
 
     def hide_block_view(self):
         self.samples.stop()     # (a sample copies the running requests' tables: ~6% of a fleet)
+        if self.pool.caching:
+            self.pool.stop_counting_cached()
 
     def wants_arrivals(self):
         return self.wants
