@@ -202,7 +202,7 @@ class Steady:
         grow_sd = self.sd_hist[-self.sd_steps % bs] if self.sd else 0
         tokens, blocks = len(self.sd), grow_sd
         budget = self.budget
-        lingering, plan = 0, []
+        lingering, sched, grown = 0, {}, []
         for r in self.special:
             c, p = computed[r], placeholders[r]
             if p and c + 2 - p >= end[r] + max_tokens[r]:
@@ -217,34 +217,31 @@ class Steady:
             grow = -(-(c + n) // bs) - (len(table[r]) if caching else held[r])
             if grow > 0:
                 blocks += grow
-            plan.append((r, n, grow))
+                grown.append((r, grow))
+            sched[r] = n
         if tokens >= budget or blocks > pool.num_free():
             return None
-        sched = {}
         if caching:     # as the walk: blocks taken (their order is not observable), full
             # blocks cached in running order (two requests may cache a shared key)
             # the blocks fit (checked above): the steady decoders', then the others' in running
             # order, a block filled cached after the grows before it (pool.grow_many: one pop
             # for those in between)
             n_cached, grows = pool.n_cached, self._sd_grows(1) if grow_sd else []
-            for r, n, grow in plan:
+            for r, n in sched.items():
                 c = computed[r] + n
-                if grow > 0:
+                if -(-c // bs) > len(table[r]):     # it grows (no earlier grow touched its table)
                     grows.append((r, c))
                 if c // bs > n_cached.get(r, 0):
                     if grows:
                         pool.grow_many(grows)
                         grows = []
                     pool.cache(r, c, num_tokens[r])
-                sched[r] = n
             if grows:
                 pool.grow_many(grows)
-        else:
-            pool.free -= grow_sd
-            for r, n, grow in plan:
-                if grow > 0:
-                    pool.try_grow(r, computed[r] + n)
-                sched[r] = n
+        else:           # counts: every grow fits (checked above)
+            pool.free -= blocks
+            for r, grow in grown:
+                held[r] += grow
         return sched, budget - tokens, lingering
 
     # ------------------------------------------------------------ the aggregate
