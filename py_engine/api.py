@@ -27,6 +27,7 @@ from .fleet.result import DisaggRun, FleetRun
 from .fleet.run import fewer_collections, run_fleet_steps
 from .model.cost import Cost
 from .policies import CUSTOM, SPEEDUP, base_schedulers, policy_class, scheduler_names
+from .policies.base import RunAgain
 from .scenario import fields
 from .scenario.normalize import holds
 from .scenario.prepared import Scenario, prepare
@@ -71,18 +72,25 @@ def run_steps(scenario, trace: Trace | None = None, slice_s: float | None = None
         return (yield from fleet_steps(scenario, trace, slice_s, work_cap))
     cls = policy_class(scenario)
     cls.check(scenario, trace)
-    sim = Sim(trace, scenario["server"]["slots"], Cost.from_scenario(scenario),
-              seg_cap=RESULT_CAPS["segments"], log_cap=RESULT_CAPS["passes_log"])
-    policy = cls(sim, scenario, trace)
-    probes = list(PROBES) if work_cap is not None else []
-    # probes first, to refuse a hopeless run seconds in rather than at the cap
-    sim.work_cap = None if work_cap is None else max(1, int(work_cap * probes[0][0]))
+
+    def start(cls):
+        """A run from nothing: its Sim and policy, the work cap at the first probe (probes
+        first, to refuse a hopeless run seconds in rather than at the cap)."""
+        sim = Sim(trace, scenario["server"]["slots"], Cost.from_scenario(scenario),
+                  seg_cap=RESULT_CAPS["segments"], log_cap=RESULT_CAPS["passes_log"])
+        sim.work_cap = None if work_cap is None else max(1, int(work_cap * PROBES[0][0]))
+        return sim, cls(sim, scenario, trace), list(PROBES) if work_cap is not None else []
+
+    sim, policy, probes = start(cls.restartable())
     while True:
         until = None if slice_s is None else time.perf_counter() + slice_s
         try:
             if sim.run(policy, until):
                 yield Progress(sim.n_done, sim.n)       # every request: the run ends at its total
                 return Run(sim, policy, scenario)
+        except RunAgain as again:       # from nothing, as if the first run had not been
+            sim, policy, probes = start(again.policy_class)    # (policies/base.py)
+            continue
         except WorkCapExceeded as e:
             if not probes:
                 raise too_much(scenario, e.work, e.done, e.n, work_cap) from None

@@ -34,6 +34,11 @@ The hooks, each with its default below:
     kv_after(k)      KV tokens in use after the k passes just run, when the policy keeps its own
                      account (vllm: tokens in allocated blocks, shared blocks once); None: the
                      residents' prefilled + emitted tokens.
+    restartable()    (classmethod) The class to run when the runner can start the run over
+                     (api.run_steps): such a policy may raise RunAgain(cls), and the run starts
+                     again from nothing with cls (the work cap bounds each run). The same
+                     decisions kept a cheaper way while they can be (vllm: block counts until a
+                     preemption makes its prefix cache observable). This class by default.
 
 Work: a policy whose decisions walk more than a constant number of items per event counts that
 walk with `sim.count_work(units)` (sim/work.py), so the work cap bounds it.
@@ -63,12 +68,25 @@ from ..sim.view import SimView, as_view
 UNCHUNKED = 1 << 40       # a prefill chunk no prompt reaches (server.chunk 0)
 
 
+class RunAgain(Exception):
+    """A policy's run must start over as `policy_class` (raised only by a class restartable()
+    gave: the runner catches it)."""
+
+    def __init__(self, policy_class):
+        super().__init__(policy_class.__name__)
+        self.policy_class = policy_class
+
+
 class Policy:
     name = "?"
     label = "?"
     summary = ""
     order = 100
     base = False   # True: always on the page's comparison (static, continuous)
+
+    @classmethod
+    def restartable(cls) -> type[Policy]:
+        return cls
 
     def __init__(self, sim, scenario, trace=None):
         self.sim: SimView = as_view(sim)

@@ -1,5 +1,6 @@
 """The `vllm` policy in the engine: its invariants under tight KV pools (with every knob), exact
-equality with `continuous` when no limit binds, and runs of passes equal to planning every pass.
+equality with `continuous` when no limit binds, runs of passes equal to planning every pass, and
+a speculative run (block counts until a preemption) equal to one with block tables.
 Exactness against the real vLLM scheduler: test_oracle_fixture.py."""
 
 import copy
@@ -8,8 +9,17 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st
 
 import py_engine
-from py_engine.model.cost import TICKS
+from py_engine.analysis.results import RESULT_CAPS, result
+from py_engine.api import Run, run_sim
+from py_engine.bench.engine import AZURE
 from py_engine.errors import ScenarioError
+from py_engine.model.cost import TICKS, Cost
+from py_engine.policies.vllm.block_pool import PrefixCachePool
+from py_engine.policies.vllm.counting_pool import CountingPool
+from py_engine.policies.vllm.scheduler import VLLM, SpeculativeVLLM
+from py_engine.scenario.prepared import prepare
+from py_engine.sim.core import Sim
+from py_engine.workload.generator import generate
 
 COST = (20, 3, 1)              # ticks: fixed, per row, per prefill token
 BYTES_PER_TOKEN, PCIE = 1000, 10.0
@@ -213,9 +223,6 @@ def test_event_driven_equals_stepping_every_pass(case):
     # The same policy with horizon() == 1 is called before every single pass; jumping over runs
     # of identical passes must not change anything.
     from py_engine.bench.vllm import run_stepped
-    from py_engine.api import run_sim
-    from py_engine.scenario.prepared import prepare
-    from py_engine.workload.generator import generate
     c = dict(case)
     sc = prepare(scenario(c.pop("items"), **c))
     trace = generate(sc["workload"])
@@ -226,3 +233,50 @@ def test_event_driven_equals_stepping_every_pass(case):
         assert list(getattr(a, name)) == list(getattr(b, name)), name
     assert a.kv_peak == b.kv_peak and a.rec.gap_weights == b.rec.gap_weights
     assert a.rec.n_runs <= b.rec.n_runs
+
+
+# ------------------------------------------------------------ speculation
+# The policy counts blocks until its first preemption where only that could make its prefix
+# cache observable (scheduler.SpeculativeVLLM, what api.run_steps runs), then starts the run over
+# with block tables: every result must equal the run with block tables from the start.
+
+def with_block_tables(raw):
+    """The result of the plain VLLM class (no speculation), run as run_steps runs it."""
+    sc = prepare(raw)
+    trace = generate(sc["workload"])
+    sim = Sim(trace, sc["server"]["slots"], Cost.from_scenario(sc),
+              seg_cap=RESULT_CAPS["segments"], log_cap=RESULT_CAPS["passes_log"])
+    policy = VLLM(sim, sc, trace)
+    sim.run(policy)
+    return result(Run(sim, policy, sc))
+
+
+@settings(max_examples=150, deadline=None)
+@given(cases(tight=True))
+def test_a_speculative_run_equals_one_with_block_tables(case):
+    # tight pools (with and without preemptions), every knob: the whole result, kv_blocks too
+    c = dict(case)
+    raw = scenario(c.pop("items"), **c)
+    assert py_engine.simulate(copy.deepcopy(raw)) == with_block_tables(raw)
+
+
+def test_it_counts_blocks_until_a_preemption_then_starts_over():
+    quiet = dict(AZURE, workload={"trace": {"name": "azure-conv-2023", "count": 300}})
+    run = run_sim(quiet)
+    assert type(run.policy) is SpeculativeVLLM and isinstance(run.policy.pool, CountingPool)
+    assert run.sim.preemptions.count(0) == run.sim.n        # nothing made the cache observable
+    assert result(run) == with_block_tables(quiet)
+    # a pool of 3,000 tokens preempts: the run started over with block tables
+    tight = {"scheduler": "vllm", "server": {"kv_tokens": 3000}}
+    run = run_sim(tight)
+    assert type(run.policy) is VLLM and isinstance(run.policy.pool, PrefixCachePool)
+    assert sum(run.sim.preemptions) > 0
+    assert result(run) == with_block_tables(tight)
+
+
+def test_shared_content_and_unlimited_pools_never_speculate():
+    shared = {"scheduler": "vllm", "server": {"kv_tokens": 20_000},
+              "workload": {"requests": 40, "prefix": {"kind": "system", "groups": 2, "tokens": 64}}}
+    assert isinstance(run_sim(shared).policy.pool, PrefixCachePool)
+    unlimited = run_sim({"scheduler": "vllm"}).policy
+    assert not unlimited.speculating and isinstance(unlimited.pool, CountingPool)

@@ -45,7 +45,7 @@ from ...errors import ScenarioError
 from ...sim.exact import cdiv
 from ...sim.work import BLOCKS_PER_UNIT
 from ...workload.blocks import chains
-from ..base import Policy, register
+from ..base import Policy, RunAgain, register
 from .apply import Apply
 from .block_keys import shared_spans, span_of
 from .block_pool import PrefixCachePool
@@ -73,6 +73,9 @@ class VLLM(Apply, Outputs, Steady, Runs, FleetProbe, Policy):
     # steady decoders also with the prefix cache (async); False walks every running request
     # at every plan there (the path they are tested against)
     steady_tables = True
+    # block counts until the first preemption where only that can make the prefix cache
+    # observable, then the run starts over (SpeculativeVLLM: what api.run_steps runs)
+    speculate = False
 
     def __init__(self, sim, scenario, trace=None):
         super().__init__(sim, scenario, trace)
@@ -95,13 +98,19 @@ class VLLM(Apply, Outputs, Steady, Runs, FleetProbe, Policy):
         # preempted request finding its own blocks (which needs a finite pool to be preempted).
         # A fleet's replica starts with no requests: its fleet's whole trace decides.
         whole = getattr(trace, "whole", None)
-        observable = total is not None or any(sp is not None for sp in self.spans) or (
+        shared = any(sp is not None for sp in self.spans) or (
             whole is not None and any(sp is not None for sp in shared_spans(
                 whole, bs, chains(whole))))
+        # Without shared content only a preempted request's lookup can hit (its own blocks):
+        # until the first preemption the cache cannot be observed, and a run that can start
+        # over (`speculate`) counts blocks until then (SpeculativeVLLM)
+        self.speculating = (self.speculate and self.prefix_caching and total is not None
+                            and not shared and whole is None)
         self.pool = (PrefixCachePool(total, bs, self.spans, hashed,
                                      getattr(trace, "hash_block", None),
                                      chains(whole) if whole is not None else hashed)
-                     if self.prefix_caching and observable else CountingPool(total, bs))
+                     if self.prefix_caching and (total is not None or shared)
+                     and not self.speculating else CountingPool(total, bs))
         self.pool_ops = 0
         prio = getattr(trace, "priority", None)
         self.prio = list(prio) if prio is not None else [0] * n
@@ -169,6 +178,10 @@ class VLLM(Apply, Outputs, Steady, Runs, FleetProbe, Policy):
         remote = self.trace.remote_kv
         if remote is not None and remote[r]:
             self.remote[r] = remote[r]
+
+    @classmethod
+    def restartable(cls):
+        return SpeculativeVLLM if cls is VLLM else cls
 
     @classmethod
     def check(cls, scenario, trace):
@@ -432,6 +445,8 @@ class VLLM(Apply, Outputs, Steady, Runs, FleetProbe, Policy):
         return -(-(self.num_prompt_tokens[r] + self.max_tokens[r] - 1) // self.bs)
 
     def _preempt(self, v):
+        if self.speculating:     # v's blocks could be found again: the cache is observable now
+            raise RunAgain(VLLM)
         self.need_total -= self._final_blocks(v)
         if self.swap:
             blocks = self.pool.n_blocks(v)
@@ -446,3 +461,14 @@ class VLLM(Apply, Outputs, Steady, Runs, FleetProbe, Policy):
         self.num_computed_tokens[v] = 0
         self.num_output_placeholders[v] = 0
         self.waitq.prepend(v)
+
+
+class SpeculativeVLLM(VLLM):
+    """VLLM for a runner that can start over (Policy.restartable): where only a preemption can
+    make the prefix cache observable (a finite pool, no shared content, not a fleet's replica),
+    it counts blocks (counting_pool.py: no block ids, keys or free queue, ~40% of a 10,000-request
+    Azure run's CPU) and raises RunAgain(VLLM) at its first preemption. Until then every decision
+    is the same, and so is every number a result shows (the block view's cached free blocks are
+    none with either pool: a finished request's own keys leave the cache)."""
+
+    speculate = True
