@@ -22,6 +22,7 @@ from collections import deque
 from contextlib import contextmanager
 
 from ..policies import policy_class
+from ..policies.base import RunAgain
 from ..sim.core import Sim, _first_pass_at as _first_pass_roofline
 from ..sim.exact import SUB, floor_sum
 from ..sim.progress import Progress
@@ -224,11 +225,23 @@ def hide_block_views(replicas):
 
 def run_fleet_steps(scenario, trace, slice_s=None, work_cap=None, seg_cap=None, log_cap=None):
     """Scenario (prepared) + its trace -> Fleet (finished), in slices of at most slice_s seconds
-    (a generator, as api.run_steps)."""
-    from ..model.cost import Cost   # cycle-free: model is below; kept local for reading
-    n_rep = scenario["cluster"]["replicas"]
+    (a generator, as api.run_steps). A replica's policy that asks to start over (RunAgain,
+    policies/base.py: the vllm policy counting blocks until a preemption) starts the whole
+    fleet over, as api.run_steps does a single server."""
     cls = policy_class(scenario)
     cls.check(scenario, trace)
+    cls = cls.restartable()
+    while True:
+        try:
+            return (yield from _run_fleet(cls, scenario, trace, slice_s, work_cap, seg_cap,
+                                          log_cap))
+        except RunAgain as again:
+            cls = again.policy_class
+
+
+def _run_fleet(cls, scenario, trace, slice_s, work_cap, seg_cap, log_cap):
+    from ..model.cost import Cost   # cycle-free: model is below; kept local for reading
+    n_rep = scenario["cluster"]["replicas"]
     chain = chains(trace)
     fleet = Fleet(scenario, trace, chain)
     fleet.replicas = [Replica(i, scenario, trace, chain, Cost.from_scenario(scenario),

@@ -375,3 +375,27 @@ def test_mooncake_block_reuse_one_cache_and_round_robin_over_8():
                             "workload": {"trace": {"name": "mooncake-conv-2025", "count": 400}},
                             "cluster": {"replicas": 8}})
     assert r["router"]["block_reuse_one_cache"] > r["router"]["block_reuse_routed"] > 0
+
+
+@pytest.mark.parametrize("kv_tokens", [None, 6000])
+@pytest.mark.parametrize("router", ["least_outstanding", "llm_d", "kv_cost"])
+def test_a_fleet_counting_blocks_until_a_preemption_equals_one_with_block_tables(
+        router, kv_tokens, monkeypatch):
+    # No shared content and finite pools: the replicas count blocks (SpeculativeVLLM) and the
+    # whole fleet starts over with block tables at a replica's first preemption (a 6,000-token
+    # pool preempts, a 200,000-token one does not); the routers that read the replicas' prefix
+    # caches included. Against the same fleet with block tables from the start.
+    from py_engine.policies.vllm.counting_pool import CountingPool
+    from py_engine.policies.vllm.scheduler import SpeculativeVLLM, VLLM
+    raw = {"scheduler": "vllm", "cluster": {"replicas": 3, "router": router},
+           "workload": {"requests": 150, "arrival": {"kind": "poisson", "rate": 40}},
+           "server": {"kv_tokens": kv_tokens or 200_000}}
+    run = drain(run_fleet_steps(prepare(raw), generate(prepare(raw)["workload"])))
+    kinds = {type(rep.policy) for rep in run.replicas}
+    preempted = any(sum(rep.sim.preemptions) for rep in run.replicas)
+    assert kinds == ({VLLM} if kv_tokens else {SpeculativeVLLM}) and preempted == bool(kv_tokens)
+    if not kv_tokens:
+        assert all(isinstance(rep.policy.pool, CountingPool) for rep in run.replicas)
+    fast = py_engine.simulate(raw)
+    monkeypatch.setattr(SpeculativeVLLM, "speculate", False)
+    assert fast == py_engine.simulate(raw)

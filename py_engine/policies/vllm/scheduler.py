@@ -74,7 +74,8 @@ class VLLM(Apply, Outputs, Steady, Runs, FleetProbe, Policy):
     # at every plan there (the path they are tested against)
     steady_tables = True
     # block counts until the first preemption where only that can make the prefix cache
-    # observable, then the run starts over (SpeculativeVLLM: what api.run_steps runs)
+    # observable, then the run starts over (SpeculativeVLLM: what a runner that can start over
+    # runs)
     speculate = False
 
     def __init__(self, sim, scenario, trace=None):
@@ -101,11 +102,11 @@ class VLLM(Apply, Outputs, Steady, Runs, FleetProbe, Policy):
         shared = any(sp is not None for sp in self.spans) or (
             whole is not None and any(sp is not None for sp in shared_spans(
                 whole, bs, chains(whole))))
-        # Without shared content only a preempted request's lookup can hit (its own blocks):
-        # until the first preemption the cache cannot be observed, and a run that can start
-        # over (`speculate`) counts blocks until then (SpeculativeVLLM)
+        # Without shared content (in a fleet's whole trace) only a preempted request's lookup
+        # can hit (its own blocks): until the first preemption the cache cannot be observed,
+        # and a run that can start over (`speculate`) counts blocks until then (SpeculativeVLLM)
         self.speculating = (self.speculate and self.prefix_caching and total is not None
-                            and not shared and whole is None)
+                            and not shared)
         self.pool = (PrefixCachePool(total, bs, self.spans, hashed,
                                      getattr(trace, "hash_block", None),
                                      chains(whole) if whole is not None else hashed)
@@ -464,11 +465,12 @@ class VLLM(Apply, Outputs, Steady, Runs, FleetProbe, Policy):
 
 
 class SpeculativeVLLM(VLLM):
-    """VLLM for a runner that can start over (Policy.restartable): where only a preemption can
-    make the prefix cache observable (a finite pool, no shared content, not a fleet's replica),
-    it counts blocks (counting_pool.py: no block ids, keys or free queue, ~40% of a 10,000-request
-    Azure run's CPU) and raises RunAgain(VLLM) at its first preemption. Until then every decision
-    is the same, and so is every number a result shows (the block view's cached free blocks are
-    none with either pool: a finished request's own keys leave the cache)."""
+    """VLLM for a runner that can start over (Policy.restartable: api.run_steps, a fleet's
+    run_fleet_steps): where only a preemption can make the prefix cache observable (a finite
+    pool, no shared content), it counts blocks (counting_pool.py: no block ids, keys or free
+    queue, ~40% of a 10,000-request Azure run's CPU) and raises RunAgain(VLLM) at its first
+    preemption. Until then every decision is the same, and so is every number a result shows
+    (the block view's cached free blocks are none with either pool: a finished request's own keys
+    leave the cache; a router reads no cached prefix from either)."""
 
     speculate = True
