@@ -88,8 +88,8 @@ def run_steps(scenario, trace: Trace | None = None, slice_s: float | None = None
             if sim.run(policy, until):
                 yield Progress(sim.n_done, sim.n)       # every request: the run ends at its total
                 return Run(sim, policy, scenario)
-        except RunAgain as again:       # from nothing, as if the first run had not been
-            sim, policy, probes = start(again.policy_class)    # (policies/base.py)
+        except RunAgain as again:       # policies/base.py: from nothing, probes and all
+            sim, policy, probes = start(again.policy_class)
             continue
         except WorkCapExceeded as e:
             if not probes:

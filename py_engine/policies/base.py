@@ -35,10 +35,11 @@ The hooks, each with its default below:
                      account (vllm: tokens in allocated blocks, shared blocks once); None: the
                      residents' prefilled + emitted tokens.
     restartable()    (classmethod) The class to run when the runner can start the run over
-                     (api.run_steps): such a policy may raise RunAgain(cls), and the run starts
-                     again from nothing with cls (the work cap bounds each run). The same
-                     decisions kept a cheaper way while they can be (vllm: block counts until a
-                     preemption makes its prefix cache observable). This class by default.
+                     (api.run_steps; a fleet's fleet/run.py, the whole fleet): such a policy may
+                     raise RunAgain(cls), and the run starts again from nothing with cls (the
+                     work cap bounds each run). The same decisions kept a cheaper way while they
+                     can be (vllm: block counts until a preemption makes its prefix cache
+                     observable). This class by default.
 
 Work: a policy whose decisions walk more than a constant number of items per event counts that
 walk with `sim.count_work(units)` (sim/work.py), so the work cap bounds it.
