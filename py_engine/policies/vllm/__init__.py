@@ -1,7 +1,10 @@
 """The vllm policy: vLLM 0.33.0's V1 scheduler, decision for decision.
 
-    scheduler.py   the scheduler's steps (vllm/v1/core/sched/scheduler.py, async_scheduler.py)
+    scheduler.py   the scheduler's steps (vllm/v1/core/sched/scheduler.py, async_scheduler.py);
+                   SpeculativeVLLM: block counts until a preemption makes the prefix cache
+                   observable, then the run starts over (what api.run_steps and fleets run)
     block_pool.py  the paged KV cache: block pool, prefix cache, block tables
+    counting_pool.py the same interface as block counts, where the cache cannot be observed
     block_keys.py  which content a block holds: its prefix-cache key, a request's keys as ranges
     prefix_cache.py the prefix cache's key -> first block map, in groups of 256 keys
     free_queue.py  the free-block queue (front, never-used, back), in slices
