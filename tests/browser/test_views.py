@@ -450,6 +450,29 @@ def test_the_block_views_title_fits_a_phone(strict_page, site_url):
     assert all(re.match(r"KV pool: [\d,]+ blocks of 16 tokens", t) for t, _, _ in titles), titles
 
 
+
+# The story's steps on a full pool (a run that fills the pass axis leaves no room beside it), at
+# the sizes readers use: a laptop, a 1080p screen, lecture mode, an 820x520 embed, a phone.
+@pytest.mark.parametrize("query,size", [
+    ("story=5", (1366, 768)), ("story=6", (1366, 768)), ("story=5", (1920, 1080)),
+    ("lecture=1&story=5", (1366, 768)), ("lecture=1&story=5", (1920, 1080)),
+    ("embed=story&story=5", (820, 520)), ("embed=story&story=6", (820, 520)), ("story=5", (390, 844)),
+    ("story=6", (390, 844))])
+def test_the_block_views_title_leaves_the_blocks_clear(strict_page, site_url, query, size):
+    """On a full pool the title was drawn over the top of the blocks on a translucent backing: it
+    now has a line of its own above them (or sits beside the run when there is room)."""
+    page = strict_page
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    page.goto(f"{site_url}?{query}")
+    settle(page, sweeps=False)
+    layout, width, height = page.eval_on_selector(
+        "canvas.blockview", "c => [JSON.parse(c.dataset.layout), c.clientWidth, c.clientHeight]")
+    (tl, tt, tr, tb), (bl, bt, br, bb) = layout["title"], layout["blocks"]
+    assert tr > tl and tb > tt and br - bl > 100 and bb - bt >= 24, layout   # both drawn, the plot readable
+    assert tr <= bl or tl >= br or tb <= bt or tt >= bb, f"the title {layout['title']} overlaps the blocks {layout['blocks']}"
+    assert tl >= 0 and tt >= 0 and tr <= width and tb <= height, (layout["title"], width, height)
+
+
 def test_the_story_embed_keeps_its_height_on_every_step(strict_page, site_url, native, tmp_path, page_origins):
     page = strict_page
     figures, story, skew = _blog_post(page, site_url, native, tmp_path, page_origins)
