@@ -564,3 +564,33 @@ def test_on_a_phone_the_sizing_legends_do_not_overprint(strict_page, site_url):
             assert y + 11 <= plot_top, (chart, items[i], plot_top)
             for x2, y2, w2 in items[i + 1:]:
                 assert y2 != y or x2 >= x + w, (chart, (x, y, w), (x2, y2, w2))
+
+
+# The texts of each chart's last drawing, by canvas id (setupCanvas clears the canvas first).
+_CHART_TEXTS = """
+window.__cbxChartTexts = {};
+const clear0 = CanvasRenderingContext2D.prototype.clearRect;
+CanvasRenderingContext2D.prototype.clearRect = function (x, y, ...rest) {
+  if (this.canvas?.id && x === 0 && y === 0) window.__cbxChartTexts[this.canvas.id] = [];
+  return clear0.call(this, x, y, ...rest);
+};
+const text0 = CanvasRenderingContext2D.prototype.fillText;
+CanvasRenderingContext2D.prototype.fillText = function (text, ...rest) {
+  if (this.canvas?.id) (window.__cbxChartTexts[this.canvas.id] ||= []).push(String(text));
+  return text0.call(this, text, ...rest);
+};
+"""
+
+
+def test_the_sizing_chart_says_within_the_slo_once(strict_page, site_url):
+    """The legend named the share's line "within the SLO" and the right axis said it again: the
+    axis now says what it measures (a share of the requests), the legend what that share is."""
+    page = strict_page
+    page.add_init_script(_CHART_TEXTS)
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.goto(f"{site_url}?vllm=1")
+    settle(page)
+    texts = page.evaluate("() => window.__cbxChartTexts['chart-slots']")
+    assert "throughput (tok/s)" in texts and "100%" in texts, texts       # the chart was drawn
+    assert [t for t in texts if "within the SLO" in t] == ["within the SLO"], texts
+    assert "% of requests" in texts, texts
