@@ -105,6 +105,25 @@ def test_on_a_phone_a_story_step_opens_on_its_text_and_its_nav_stays_in_reach(st
     page.wait_for_function(on_top)
 
 
+
+@pytest.mark.parametrize("size", [(390, 844), (1366, 768)])
+def test_story_mode_shows_its_card_and_step_figure_only(strict_page, site_url, size):
+    """Story mode hid every other figure but not Share and export nor the footer: on a phone they
+    followed each step's figure. Now it shows the card and the step's figure only, on a phone as on a
+    larger screen; outside story mode both are there."""
+    page = strict_page
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    page.goto(f"{site_url}?story=5")
+    settle(page, sweeps=False)
+    assert page.is_visible("#fig-story") and page.is_visible('[data-figure="timeline"]')
+    shown = page.eval_on_selector_all("main .figure, .footer", "es => es.filter(e => e.offsetParent).map(e => e.id || e.className)")
+    assert shown == ["fig-story", "fig-timeline"], shown
+    page.click("#story-exit")
+    page.wait_for_selector("html:not([data-story])", state="attached")
+    settle(page, sweeps=False)
+    assert page.is_visible("#fig-export") and page.is_visible(".footer")
+
+
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
 def test_lecture_mode_fits_every_story_step(strict_page, site_url, native, size):
     """A lecturer pages through the whole story on a projector: no step scrolls (the sizing
