@@ -316,3 +316,20 @@ def test_the_router_comparison_is_cancelled(strict_page, site_url):
     # the rows not run stay empty, the fleet's own numbers stay
     assert page.locator('#fleet-routers [data-metric][data-value=""]').count() > 0
     assert page.get_attribute('[data-metric="fleet.throughput_tok_s"]', "data-value")
+
+
+def test_the_router_comparisons_ttft_column_has_one_unit(strict_page, site_url, native):
+    """The story's last step compares every router: TTFT p95 from 0.18 s to 11.7 s. Each cell
+    picked its own unit ("8.05 s" over "177.5 ms"); the column now has one, from its largest."""
+    page = strict_page
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.goto(f"{site_url}?story=12")
+    settle(page)
+    cells = page.eval_on_selector_all('#fleet-routers [data-metric$=".ttft.p95"]',
+                                      "ss => ss.map(s => [s.textContent, s.dataset.value])")
+    values = [float(v) for _, v in cells]
+    assert len(cells) == len(kinds(native)) and min(values) < 1000 <= max(values), cells   # a column that mixed
+    units = {text.split()[-1] for text, _ in cells}
+    assert units == {"s"}, cells
+    for text, v in cells:
+        assert float(text.split()[0]) == pytest.approx(float(v) / 1000, rel=0.01), (text, v)

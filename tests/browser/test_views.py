@@ -105,6 +105,25 @@ def test_on_a_phone_a_story_step_opens_on_its_text_and_its_nav_stays_in_reach(st
     page.wait_for_function(on_top)
 
 
+
+@pytest.mark.parametrize("size", [(390, 844), (1366, 768)])
+def test_story_mode_shows_its_card_and_step_figure_only(strict_page, site_url, size):
+    """Story mode hid every other figure but not Share and export nor the footer: on a phone they
+    followed each step's figure. Now it shows the card and the step's figure only, on a phone as on a
+    larger screen; outside story mode both are there."""
+    page = strict_page
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    page.goto(f"{site_url}?story=5")
+    settle(page, sweeps=False)
+    assert page.is_visible("#fig-story") and page.is_visible('[data-figure="timeline"]')
+    shown = page.eval_on_selector_all("main .figure, .footer", "es => es.filter(e => e.offsetParent).map(e => e.id || e.className)")
+    assert shown == ["fig-story", "fig-timeline"], shown
+    page.click("#story-exit")
+    page.wait_for_selector("html:not([data-story])", state="attached")
+    settle(page, sweeps=False)
+    assert page.is_visible("#fig-export") and page.is_visible(".footer")
+
+
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
 def test_lecture_mode_fits_every_story_step(strict_page, site_url, native, size):
     """A lecturer pages through the whole story on a projector: no step scrolls (the sizing
@@ -450,6 +469,29 @@ def test_the_block_views_title_fits_a_phone(strict_page, site_url):
     assert all(re.match(r"KV pool: [\d,]+ blocks of 16 tokens", t) for t, _, _ in titles), titles
 
 
+
+# The story's steps on a full pool (a run that fills the pass axis leaves no room beside it), at
+# the sizes readers use: a laptop, a 1080p screen, lecture mode, an 820x520 embed, a phone.
+@pytest.mark.parametrize("query,size", [
+    ("story=5", (1366, 768)), ("story=6", (1366, 768)), ("story=5", (1920, 1080)),
+    ("lecture=1&story=5", (1366, 768)), ("lecture=1&story=5", (1920, 1080)),
+    ("embed=story&story=5", (820, 520)), ("embed=story&story=6", (820, 520)), ("story=5", (390, 844)),
+    ("story=6", (390, 844))])
+def test_the_block_views_title_leaves_the_blocks_clear(strict_page, site_url, query, size):
+    """On a full pool the title was drawn over the top of the blocks on a translucent backing: it
+    now has a line of its own above them (or sits beside the run when there is room)."""
+    page = strict_page
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    page.goto(f"{site_url}?{query}")
+    settle(page, sweeps=False)
+    layout, width, height = page.eval_on_selector(
+        "canvas.blockview", "c => [JSON.parse(c.dataset.layout), c.clientWidth, c.clientHeight]")
+    (tl, tt, tr, tb), (bl, bt, br, bb) = layout["title"], layout["blocks"]
+    assert tr > tl and tb > tt and br - bl > 100 and bb - bt >= 24, layout   # both drawn, the plot readable
+    assert tr <= bl or tl >= br or tb <= bt or tt >= bb, f"the title {layout['title']} overlaps the blocks {layout['blocks']}"
+    assert tl >= 0 and tt >= 0 and tr <= width and tb <= height, (layout["title"], width, height)
+
+
 def test_the_story_embed_keeps_its_height_on_every_step(strict_page, site_url, native, tmp_path, page_origins):
     page = strict_page
     figures, story, skew = _blog_post(page, site_url, native, tmp_path, page_origins)
@@ -541,3 +583,33 @@ def test_on_a_phone_the_sizing_legends_do_not_overprint(strict_page, site_url):
             assert y + 11 <= plot_top, (chart, items[i], plot_top)
             for x2, y2, w2 in items[i + 1:]:
                 assert y2 != y or x2 >= x + w, (chart, (x, y, w), (x2, y2, w2))
+
+
+# The texts of each chart's last drawing, by canvas id (setupCanvas clears the canvas first).
+_CHART_TEXTS = """
+window.__cbxChartTexts = {};
+const clear0 = CanvasRenderingContext2D.prototype.clearRect;
+CanvasRenderingContext2D.prototype.clearRect = function (x, y, ...rest) {
+  if (this.canvas?.id && x === 0 && y === 0) window.__cbxChartTexts[this.canvas.id] = [];
+  return clear0.call(this, x, y, ...rest);
+};
+const text0 = CanvasRenderingContext2D.prototype.fillText;
+CanvasRenderingContext2D.prototype.fillText = function (text, ...rest) {
+  if (this.canvas?.id) (window.__cbxChartTexts[this.canvas.id] ||= []).push(String(text));
+  return text0.call(this, text, ...rest);
+};
+"""
+
+
+def test_the_sizing_chart_says_within_the_slo_once(strict_page, site_url):
+    """The legend named the share's line "within the SLO" and the right axis said it again: the
+    axis now says what it measures (a share of the requests), the legend what that share is."""
+    page = strict_page
+    page.add_init_script(_CHART_TEXTS)
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.goto(f"{site_url}?vllm=1")
+    settle(page)
+    texts = page.evaluate("() => window.__cbxChartTexts['chart-slots']")
+    assert "throughput (tok/s)" in texts and "100%" in texts, texts       # the chart was drawn
+    assert [t for t in texts if "within the SLO" in t] == ["within the SLO"], texts
+    assert "% of requests" in texts, texts

@@ -74,22 +74,29 @@ function geometry(canvas, result, view, w) {
   const { gutter: G, plotW, passMax, x: X, passAt } = passAxis(w, view, result.metrics?.passes);
   const H = blockViewHeight(view);
   const samples = samplesOf(kb);
-  // The title goes right of the run's end when it fits there, else on a line of its own above.
+  // The title goes right of the run's end when it fits there. Else it takes a line of its own
+  // above the plot, out of the plot's height (the canvas keeps its height, which the lanes' fit
+  // counts on): a full pool's blocks reach the plot's top, so a title over them would hide them.
+  // Above, as many of its parts as fit the width (a phone's: the pool and its peak; the marks
+  // have the legend).
   const parts = titleOf(result, samples);
   const g2 = canvas.getContext('2d');
   g2.font = font(10.5);
   let label = parts.join(' · ');
-  // Beside the run when it fits there; else over the plot's top-left corner on a backing, as many
-  // of its parts as fit the width (a phone's: the pool and its peak; the marks have the legend).
-  const beside = X(result.metrics.passes) + 10 + g2.measureText(label).width < w - 4;
-  for (let n = parts.length - 1; !beside && n > 0 && G + 14 + g2.measureText(label).width > w; n--) {
+  const endX = X(result.metrics.passes);
+  const beside = endX + 10 + g2.measureText(label).width < w - 4;
+  for (let n = parts.length - 1; !beside && n > 0 && G + 4 + g2.measureText(label).width > w; n--) {
     label = parts.slice(0, n).join(' · ');
   }
-  const top = 3, bottom = Math.round(12 * t.scale);
+  const lh = Math.round(14 * t.scale), lw = g2.measureText(label).width;
+  const top = beside ? 3 : 4 + lh, bottom = Math.round(12 * t.scale);
   const ph = Math.max(8, H - top - bottom);
+  // where the title's text starts (its middle line) and its box [left, top, right, bottom]
+  const title = beside ? { text: label, x: endX + 10, y: top + ph / 2 } : { text: label, x: G + 2, y: 2 + lh / 2 };
+  title.box = [title.x, title.y - lh / 2, title.x + lw, title.y + lh / 2];
   let peak = kb.total ?? 1;
   for (const s of samples) peak = Math.max(peak, s.tables, s.used + s.cachedFree);
-  return { t, kb, G, plotW, passMax, passAt, H, top, ph, samples, peak, label, beside, X,
+  return { t, kb, G, plotW, passMax, passAt, H, top, ph, samples, peak, title, X,
     Y: (v) => top + ph - (v / peak) * ph };
 }
 
@@ -229,16 +236,15 @@ export function drawBlocks(canvas, result, view) {
     ctx.beginPath(); ctx.moveTo(G - 4, y); ctx.lineTo(G, y); ctx.stroke();
     ctx.textBaseline = base; ctx.fillText(v >= 1e4 ? `${Math.round(v / 1e3)}k` : fmt(v), G - 6, base === 'top' ? Math.max(0, y - 2) : y + 2);   // the gutter is narrow
   }
+  // the unit between the two numbers when it fits there (a lecture's plot under its title line
+  // is too short: the title says "blocks" then)
   ctx.font = font(9); ctx.textBaseline = 'middle';
-  ctx.fillText('blocks', G - 3, top + ph / 2);
+  if (ph >= 26 * t.scale) ctx.fillText('blocks', G - 3, top + ph / 2);
   // The title: what the pool is, and what the marks count.
-  ctx.font = font(10.5); ctx.textAlign = 'left'; ctx.fillStyle = t.ink;
-  if (g.beside) { ctx.textBaseline = 'middle'; ctx.fillText(g.label, X(end) + 10, top + ph / 2); }
-  else {
-    const lh = Math.round(14 * t.scale), lw = ctx.measureText(g.label).width;
-    ctx.fillStyle = t.panel; ctx.globalAlpha = 0.88; ctx.fillRect(G + 2, top + 1, lw + 8, lh); ctx.globalAlpha = 1;
-    ctx.fillStyle = t.ink; ctx.textBaseline = 'middle'; ctx.fillText(g.label, G + 6, top + 1 + lh / 2);
-  }
+  ctx.font = font(10.5); ctx.textAlign = 'left'; ctx.fillStyle = t.ink; ctx.textBaseline = 'middle';
+  ctx.fillText(g.title.text, g.title.x, g.title.y);
+  // data-layout: the title's box and the blocks' (the test hook that the title leaves them clear)
+  canvas.dataset.layout = JSON.stringify({ title: g.title.box.map(Math.round), blocks: [G, top, X(end), floorY].map(Math.round) });
 }
 
 /** The tooltip's lines for pass p (the sample at or before it), the hovered request first. */

@@ -37,3 +37,12 @@ export function fmtTime(ms, unit = 'ms') {
   if (Math.abs(ms) >= 1000) return `${fmt(ms / 1000)} s`;
   return `${fmt(ms)} ms`;
 }
+
+/** A column of times in one unit, chosen once from its largest value (s when it reaches a second,
+ *  else ms): fmtTime picks each value's own, and a column of them wrote "8.05 s" over "177.5 ms".
+ *  Returns the column's formatter. */
+export function fmtTimeColumn(values, unit = 'ms') {
+  if (unit !== 'ms') return (ms) => fmtTime(ms, unit);
+  const secs = maxOf(values.map((x) => Math.abs(x ?? 0)), 0) >= 1000;
+  return (ms) => (ms == null ? '–' : secs ? `${fmt(ms / 1000)} s` : `${fmt(ms)} ms`);
+}

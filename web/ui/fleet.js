@@ -7,7 +7,7 @@
 // reason), and the router comparison ("routers.<kind>.<metric>").
 
 import { el, $ } from './dom.js';
-import { fmt, fmtPct, fmtTime, maxOf, minOf } from '../draw/format.js';
+import { fmt, fmtPct, fmtTime, fmtTimeColumn, maxOf, minOf } from '../draw/format.js';
 import { drawLane, drawTimeAxis, timeAxis } from '../draw/fleet.js';
 import { fleetView, nearestRequest, favoured, stateAt, slotsOf, routingHint, routerKnobs, routerWords } from '../state/fleet.js';
 import { createParts } from './ttftparts.js';
@@ -81,6 +81,8 @@ export function createFleet(ctx) {
   const unit = () => shown?.res?.unit || 'ms';
   const show = (v, kind) => (v == null ? '–' : kind === 'pct' ? fmtPct(v) : kind === 'time' ? fmtTime(v, unit())
     : kind === 'ratio' ? `×${v.toFixed(2)}` : fmt(v));
+  // a table's column of values xs: times in one unit (from its largest), so they compare at a glance
+  const columnShow = (kind, xs) => (kind === 'time' ? fmtTimeColumn(xs, unit()) : (v) => show(v, kind));
 
   $('fleet-open').textContent = `Run ${fig.open_replicas} replicas behind a router`;
   $('fleet-open').addEventListener('click', () => ctx.onApply(fig.replicas, fig.open_replicas));
@@ -256,6 +258,7 @@ export function createFleet(ctx) {
 
   function renderLanes(v, res) {
     const most = maxOf(v.replicas.map((r) => r.requests), 1);
+    const shows = REPLICA.map((c) => columnShow(c.kind, v.replicas.map((r) => getPath(r, c.path))));
     const head = el('tr', {}, el('th', { text: 'replica' }),
       ...REPLICA.map((c) => el('th', { class: c.opt ? 'opt' : null, text: c.label })),
       el('th', { class: 'lane-col', text: 'over time' }));
@@ -269,11 +272,11 @@ export function createFleet(ctx) {
         'aria-label': `${who}: ${fmt(r.requests)} requests; its batch and KV cache over time, a tick per request it was sent` });
       lanes.push({ canvas, k });
       wire(canvas, k);
-      rows.push(el('tr', { class: r.pool ? `pool-${r.pool}` : null }, el('th', { title: who, text: r.pool ? `${r.pool[0].toUpperCase()}${r.replica}` : String(r.replica) }), ...REPLICA.map((c) => {
+      rows.push(el('tr', { class: r.pool ? `pool-${r.pool}` : null }, el('th', { title: who, text: r.pool ? `${r.pool[0].toUpperCase()}${r.replica}` : String(r.replica) }), ...REPLICA.map((c, i) => {
         const x = getPath(r, c.path);
         const name = `${r.name}.${c.path.replace(/^metrics\./, '')}`;
-        if (c.bar) return el('td', { class: 'with-bar' }, barred(metric('span', name, x, show(x, c.kind)), r.requests / most));
-        return metric('td', name, x, show(x, c.kind), { class: c.opt ? 'opt' : null });
+        if (c.bar) return el('td', { class: 'with-bar' }, barred(metric('span', name, x, shows[i](x)), r.requests / most));
+        return metric('td', name, x, shows[i](x), { class: c.opt ? 'opt' : null });
       }), el('td', { class: 'lane-cell' }, canvas)));
     });
     axisCanvas = el('canvas', { class: 'fleet-axis', 'aria-hidden': 'true' });
@@ -318,7 +321,8 @@ export function createFleet(ctx) {
     const ok = [...rows.values()].filter((r) => r && !r.error);
     const range = COMPARE.map((c) => {
       const xs = ok.map((r) => getPath(r, c.path)).filter((x) => x != null);
-      return { max: maxOf(xs, 0), best: c.better === 'highest' ? maxOf(xs, -Infinity) : minOf(xs, Infinity) };
+      return { max: maxOf(xs, 0), best: c.better === 'highest' ? maxOf(xs, -Infinity) : minOf(xs, Infinity),
+        show: columnShow(c.kind, xs) };
     });
     const head = el('tr', {}, el('th', { text: 'router' }), ...COMPARE.map((c) => el('th', { text: c.label })));
     const body = reqs.routers.map(({ kind }) => {
@@ -335,7 +339,7 @@ export function createFleet(ctx) {
       if (r?.error) { tr.append(el('td', { colspan: String(COMPARE.length), class: 'bad', text: r.error })); return tr; }
       COMPARE.forEach((c, i) => {
         const x = r ? getPath(r, c.path) : null;
-        const hook = metric('span', `routers.${kind}.${c.key}`, x, r ? show(x, c.kind) : '…');
+        const hook = metric('span', `routers.${kind}.${c.key}`, x, r ? range[i].show(x) : '…');
         tr.append(el('td', { class: `with-bar${x != null && x === range[i].best && ok.length > 1 ? ' best' : ''}` },
           barred(hook, x == null || !range[i].max ? 0 : x / range[i].max)));
       });

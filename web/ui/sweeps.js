@@ -114,7 +114,8 @@ export function drawSizing(canvas, def, { field, limitField, limit, current, uni
     height: 240,
     x: { label: field.label, min: def.values[0], max: hi, log2: true, ticks: def.values, fmt: String },
     y: { label: 'throughput (tok/s)', min: 0, color: t.accent },
-    y2: share ? { label: metricLabel, min: 0, max: 1, color: t.alt, fmt: (v) => `${Math.round(v * 100)}%` }
+    // the axis says what it measures; the legend names the line ("within the SLO") once
+    y2: share ? { label: '% of requests', min: 0, max: 1, color: t.alt, fmt: (v) => `${Math.round(v * 100)}%` }
       : { label: `${metricLabel} (${unit})`, min: 0, color: t.alt, max: axisMax(pts.map((p) => p[2]), limit) },
     series: [
       { name: 'throughput', color: t.accent, points: pts.map((p) => [p[0], p[1]]), highlight: current },
