@@ -3,7 +3,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { engine } from './engine.mjs';
 import { setRecords, asTables } from '../../web/state/records.js';
-import { indexSegments, segmentAt, doneBy, timeAt, laneGeometry, laneHeight, passAxis, axisHeight } from '../../web/draw/timeline.js';
+import { indexSegments, segmentAt, hitTest, doneBy, timeAt, laneGeometry, laneHeight, passAxis, axisHeight } from '../../web/draw/timeline.js';
 
 const { schema } = engine();
 setRecords(schema.records);
@@ -60,4 +60,31 @@ test('one lane geometry: drawing, hit tests and the block view read the same axi
       assert.equal(blocks.x(p), g.x(p));
     }
   }
+});
+
+test("a lane's rows stay within twice their usual height however many slots it has", () => {
+  globalThis.document ??= { documentElement: {} };
+  globalThis.getComputedStyle ??= () => ({ getPropertyValue: () => '' });
+  const rows = (view) => laneGeometry(600, view, 12).rowsH;
+  for (const [mode, usual] of [[{}, 210], [{ compact: true }, 128], [{ lecture: true }, 240]]) {
+    assert.equal(rows({ slots: 8, ...mode }), Math.min(usual, 8 * (mode.compact ? 16 : mode.lecture ? 72 : 40)));
+    assert.equal(rows({ slots: 256, ...mode }), Math.max(usual, 256 * 0.75));   // slots stay apart
+    for (const slots of [1024, 4096, 65536]) assert.ok(rows({ slots, ...mode }) <= 2 * usual + 1e-9, `${slots} slots`);
+  }
+});
+
+test('a hover over rows thinner than a pixel finds the busy slot the pixel shows', () => {
+  globalThis.document ??= { documentElement: {} };
+  globalThis.getComputedStyle ??= () => ({ getPropertyValue: () => '' });
+  // 4,096 slots, request 0 in slot 3 only: a pixel row holds ~10 slots, the first of them idle
+  const req = Object.fromEntries(schema.records.request.map((f) => [f.name, f.name === 'done_pass' ? 5 : 0]));
+  const r = asTables({ segments: [[3, 0, 'useful', 1, 5]], requests: [req], metrics: { passes: 5 },
+    passes_log: Object.fromEntries(schema.records.passes_log.map((f) => [f.name, [0]])) });
+  const view = { slots: 4096, passMax: 5 };
+  const g = laneGeometry(600, view, 5);
+  assert.ok(g.rowH < 0.5);
+  const hit = hitTest({ clientWidth: 600 }, r, view, (g.x(1) + g.x(2)) / 2, 0.2);
+  assert.equal(hit.slot, 3);
+  assert.equal(hit.request.id, 0);
+  assert.equal(hitTest({ clientWidth: 600 }, r, view, (g.x(1) + g.x(2)) / 2, 3).phase, 'idle');   // a pixel of idle slots
 });

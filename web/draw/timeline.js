@@ -41,7 +41,9 @@ function rowHeight({ slots, lecture, compact, rowsPx = null }) {
   // compact: an embedded figure has to fit an iframe without scrolling.
   const maxH = compact ? 16 : lecture ? 72 : 40;
   const total = rowsPx ?? (compact ? 128 : lecture ? 240 : NORMAL_ROWS);
-  return Math.max(Math.min(maxH, total / slots), 0.75);
+  // 0.75 px keeps a few hundred slots apart; past twice the usual height (1,024 slots and more:
+  // vLLM's defaults are 256 and 1,024) slots share pixel rows, which then show occupancy
+  return Math.max(Math.min(maxH, total / slots), Math.min(0.75, (2 * total) / slots));
 }
 
 /** The space under a lane's rows: the pass axis, or (view.axis false: lecture mode draws the shared
@@ -204,8 +206,14 @@ export function hitTest(canvas, result, view, x, y) {
   const idx = indexSegments(result, view.slots);
   const g = laneGeometry(canvas.clientWidth, view, idx.passes);
   if (x < g.gutter || y < 0 || y >= g.rowsH) return null;
-  const slot = Math.min(idx.slots - 1, Math.floor(y / g.rowH));
   const pass = g.passAt(x);
+  let slot = Math.min(idx.slots - 1, Math.floor(y / g.rowH));
+  // rows thinner than a pixel: the pixel shows whichever of its slots is busy, so hover finds it
+  if (g.rowH < 1) {
+    for (let s = slot, end = Math.min(idx.slots, Math.floor((y + 1) / g.rowH)); s < end; s++) {
+      if (segmentAt(idx, s, pass).phase !== 'idle') { slot = s; break; }
+    }
+  }
   return { slot, pass, ...segmentAt(idx, slot, pass) };
 }
 
