@@ -327,3 +327,30 @@ def test_the_slots_slider_spans_vllms_defaults(strict_page, site_url, native):
     assert query(page)["slots"] == "1"
     expected = native.compare({"workload": {"requests": 40}, "server": {"slots": 1}})
     assert metrics_match(read_metrics(page), flat_metrics(expected)) >= 46
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
+def test_every_drop_down_shows_its_whole_value(strict_page, site_url, size):
+    """A drop-down in the scenario column is as wide as its value: 'azure-conv-2023' read
+    'azure-cc' and 'least_outstanding' 'round_r' in a 6.2 rem box. The longest values are set;
+    each visible select's text, measured in its own font, fits inside it beside the arrow."""
+    page = strict_page
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    page.goto(site_url + "?trace=azure-conv-2023&count=200&cost=roofline&model=llama-3.1-8b"
+                         "&gpu=h100-80gb&replicas=2&router=least_outstanding&vllm=1"
+                         "&preemption=recompute")
+    wait_state(page, "ready")
+    short = page.evaluate("""() => {
+        const ctx = document.createElement('canvas').getContext('2d');
+        return [...document.querySelectorAll('#controls .field select')]
+          .filter((s) => s.offsetParent !== null)
+          .map((s) => {
+            const cs = getComputedStyle(s);
+            ctx.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+            const text = s.options[s.selectedIndex].text;
+            const room = s.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - 16;
+            return [s.id, text, Math.round(ctx.measureText(text).width), Math.round(room)];
+          })
+          .filter(([, , need, room]) => need > room);
+    }""")
+    assert short == [], short
