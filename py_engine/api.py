@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from .analysis import slo as _slo
 from .analysis.results import RESULT_CAPS, result, run_metrics
+from .analysis.slo_memo import PointMemo
 from .errors import ScenarioError
 from .fleet.disagg import run_disagg_steps
 from .fleet.result import DisaggRun, FleetRun
@@ -203,6 +204,11 @@ SWEEP_METRICS = ("passes", "makespan", "utilization", "throughput_tok_s", "ttft"
                  "peak_running", "peak_concurrency")
 
 
+# the points this process ran, to score again under another SLO (the page asks every point again
+# at each change; analysis/slo_memo.py)
+POINTS = PointMemo()
+
+
 class SweepPlan(NamedTuple):
     """A sweep's points before any is run (sweep_plan): the checked request and the scenario
     every point shares; each point is that scenario with the swept field set to one value."""
@@ -246,7 +252,17 @@ def sweep_point_steps(plan: SweepPlan, value, slice_s=None, work_cap=WORK_CAP):
         d = d[p]
     d[parts[-1]] = value
     norm = prepare(sc)
-    res = yield from _compare(norm, plan.schedulers, slice_s, run_metrics, work_cap)
+    key = POINTS.key(norm, plan.schedulers, work_cap)
+    pt = POINTS.get(key, norm["slo"])
+    if pt is not None:                      # run before under another SLO: scored again
+        return pt
+    kept = {}
+
+    def measured(run):
+        kept[run.scenario["scheduler"]] = keep = {}
+        return run_metrics(run, keep=keep)
+
+    res = yield from _compare(norm, plan.schedulers, slice_s, measured, work_cap)
     pt = {"value": value}
     if not isinstance(value, (int, float)):        # null or a word: rank by what it resolves to
         effective = norm
@@ -258,6 +274,7 @@ def sweep_point_steps(plan: SweepPlan, value, slice_s=None, work_cap=WORK_CAP):
         pt[name] = {k: m[k] for k in SWEEP_METRICS}
     if "speedup" in res:
         pt["speedup"] = res["speedup"]
+    POINTS.put(key, pt, kept)
     return pt
 
 

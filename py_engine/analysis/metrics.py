@@ -276,9 +276,61 @@ def gpus(scenario):
     return cost["tp"] if isinstance(cost, dict) and cost.get("kind") == "roofline" else 1
 
 
-def compute(sim, scenario, itl=True):
+def _limits(slo):
+    """Each limit of the SLO in ticks (None: no limit)."""
+    return {k: None if slo[k] is None else to_ticks(slo[k]) for k in LIMITS}
+
+
+def _within(column, limit):
+    """0/1 a request: its latency (ticks) is within the limit."""
+    return bytearray(map(ge, repeat(limit), column))
+
+
+def _tpot_within(span, gaps, limit):
+    """0/1 a request: tpot <= limit, as last - first <= limit * (out - 1) in integers."""
+    return bytearray(map(le, span, map(mul, repeat(limit), gaps)))
+
+
+def _limit(counts, masks, key, mask, n):
+    counts[key] = ok = mask.count(1)
+    if ok < n:                    # a limit every request meets needs no AND
+        masks.append(mask)
+
+
+def _scored(counts, masks, n, slo, p95, seconds):
+    """The metrics the SLO decides, from each limit's count and mask."""
+    good = _count_all(masks, n)
+    verdict = slo_verdict({k: counts.get(k) for k in LIMITS} | {"all": good}, n, slo, p95)
+    return {"goodput_rps": good / seconds, "slo_attainment": good / n,
+            "meets_slo": verdict["meets"], "slo": verdict}
+
+
+def _kept(keep, key, column):
+    """keep[key] = the column as 8-byte integers (a third of a list's memory), or keep["whole"] =
+    False when a value does not fit (ticks of a run longer than a lifetime)."""
+    try:
+        keep[key] = array("q", column)
+    except OverflowError:
+        keep["whole"] = False
+
+
+def slo_columns_scored(kept, slo):
+    """compute()'s SLO metrics (goodput_rps, slo_attainment, meets_slo, slo) for another SLO,
+    from what compute(keep=...) kept of a run: the same numbers the run would give."""
+    n, lim = kept["n"], _limits(slo)
+    counts, masks = {}, []
+    for key in ("ttft_ms", "e2el_ms"):
+        if lim[key] is not None:
+            _limit(counts, masks, key, _within(kept[key], lim[key]), n)
+    if lim["tpot_ms"] is not None:
+        _limit(counts, masks, "tpot_ms", _tpot_within(kept["span"], kept["gaps"], lim["tpot_ms"]), n)
+    return _scored(counts, masks, n, slo, kept["p95"], kept["seconds"])
+
+
+def compute(sim, scenario, itl=True, keep=None):
     """A finished core's metrics (itl False: without the pooled inter-token latency, the one
-    costly metric a fleet's per-replica rows do not show)."""
+    costly metric a fleet's per-replica rows do not show). keep: a dict to fill with what the
+    SLO's metrics are made of (slo_columns), so that another SLO is scored without the run."""
     n, slots, passes = sim.n, sim.slots, sim.passes
     arrive, out, first, done, last = (sim.arrive, sim.out, sim.first_tick, sim.done_tick,
                                       sim.last_tick)
@@ -289,18 +341,15 @@ def compute(sim, scenario, itl=True):
     # request; its count is the limit's own, and the masks ANDed count the requests meeting
     # every limit at once.
     slo = scenario["slo"]
-    lim = {k: None if slo[k] is None else to_ticks(slo[k]) for k in LIMITS}
+    lim = _limits(slo)
     counts, masks = {}, []
-
-    def limit(key, mask):
-        counts[key] = ok = mask.count(1)
-        if ok < n:                    # a limit every request meets needs no AND
-            masks.append(mask)
 
     def latency(column, key):
         """A latency column (ticks, freed on return): its limit's mask, then its percentiles."""
+        if keep is not None:
+            _kept(keep, key, column)
         if lim[key] is not None:
-            limit(key, bytearray(map(ge, repeat(lim[key]), column)))
+            _limit(counts, masks, key, _within(column, lim[key]), n)
         column.sort()
         return _sorted_pcts(column, ints=True)
 
@@ -308,8 +357,11 @@ def compute(sim, scenario, itl=True):
     te = latency(list(map(sub, done, arrive)), "e2el_ms")
     span_tok = list(map(sub, last, first))               # last - first
     gaps = list(map(sub, out, repeat(1)))                # out - 1
+    if keep is not None:
+        _kept(keep, "span", span_tok)
+        _kept(keep, "gaps", gaps)
     if lim["tpot_ms"] is not None:
-        limit("tpot_ms", bytearray(map(le, span_tok, map(mul, repeat(lim["tpot_ms"]), gaps))))
+        _limit(counts, masks, "tpot_ms", _tpot_within(span_tok, gaps, lim["tpot_ms"]), n)
     # tpot = (last - first) / (out - 1) over the requests with out > 1 (the same int / int)
     if min(out, default=2) > 1:
         tpot = list(map(truediv, span_tok, gaps))
@@ -320,14 +372,14 @@ def compute(sim, scenario, itl=True):
     tpot.sort()
     tp = _sorted_pcts(tpot)
     del tpot
-    good = _count_all(masks, n)
-    del masks
     makespan = max(done)
     total = slots * passes
     t_idle = total - sim.t_rows
-    verdict = slo_verdict({k: counts.get(k) for k in LIMITS} | {"all": good}, n, slo,
-                          {"ttft_ms": tt["p95"], "tpot_ms": tp["p95"], "e2el_ms": te["p95"]})
     seconds = makespan / TICKS / 1000.0
+    p95 = {"ttft_ms": tt["p95"], "tpot_ms": tp["p95"], "e2el_ms": te["p95"]}
+    scored = _scored(counts, masks, n, slo, p95, seconds)
+    if keep is not None:
+        keep.update(n=n, seconds=seconds, p95=p95)
     output_tokens = sum(out)
     prompt_tokens = sum(sim.prompt)
     last_arrival = max(arrive)
@@ -353,13 +405,13 @@ def compute(sim, scenario, itl=True):
         "itl": (_weighted_pcts(sim.rec.gap_weights, sim.rec.gap_lines, sim.rec.gap_lines_sum)
                 if itl else None),
         "e2e": te,
-        "goodput_rps": good / seconds,
+        "goodput_rps": scored["goodput_rps"],
         "offered_rps": n / span if span > 0 else None,
         "served_rps": n / seconds,
         "backlog": sum(map(lt, repeat(last_arrival), sim.admit_tick)) if span > 0 else 0,
-        "slo_attainment": good / n,
-        "meets_slo": verdict["meets"],
-        "slo": verdict,
+        "slo_attainment": scored["slo_attainment"],
+        "meets_slo": scored["meets_slo"],
+        "slo": scored["slo"],
         "preemptions": int(sum(sim.preemptions)),
         "kv_peak_tokens": int(sim.kv_peak),
         # the KV budget the run had, kv_tokens "auto" resolved (None: unlimited)

@@ -74,9 +74,10 @@ def passes_log_columns(rec):
             for k in records.names(records.PASSES_LOG)}
 
 
-def run_metrics(run, itl=True):
-    """A finished run's metrics: the core's (metrics.compute) and its policy's own counters."""
-    m = metrics.compute(run.sim, run.scenario, itl)
+def run_metrics(run, itl=True, keep=None):
+    """A finished run's metrics: the core's (metrics.compute; keep: its SLO columns) and its
+    policy's own counters."""
+    m = metrics.compute(run.sim, run.scenario, itl, keep)
     m.update(run.policy.extra_metrics())
     m["goodput_per_gpu"] = m["goodput_rps"] / m["gpus"]
     return m
