@@ -193,6 +193,7 @@ function onResult(r) {
 /** The engine refused the values (or failed): its message beside the trace file or the control it
  *  names, else above the form. */
 function onRunError(d) {
+  controls.clearEngineErrors();     // the latest answer's message replaces an earlier refusal's
   if (!traceFile.showError(d) && !(d.type === 'ScenarioError' && controls.showEngineError(d))) $('form-message').textContent = d.message;
 }
 
