@@ -73,6 +73,19 @@ export function favoured(scores, best) {
   return k;
 }
 
+/** The rows a column of the router comparison bolds (values: one per row, null for none yet;
+ *  show: the column's formatter): every row whose value, as shown, ties with the best one
+ *  (better: 'highest' or 'lowest'), so equal-looking cells are never told apart by digits the
+ *  page does not show; none when every value shows the same, or fewer than two are in. */
+export function bestRows(values, show, better) {
+  const xs = values.filter((x) => x != null);
+  if (xs.length < 2) return new Set();
+  const top = show(xs.reduce((a, b) => ((better === 'highest' ? b > a : b < a) ? b : a)));
+  const shown = values.map((x) => (x == null ? null : show(x)));
+  if (shown.every((t) => t == null || t === top)) return new Set();
+  return new Set(shown.flatMap((t, i) => (t === top ? [i] : [])));
+}
+
 /** A replica's state at time t from its passes log: {rows, kv} of the run under t (or null when
  *  the replica is idle then). Binary search over the runs' starts. */
 export function stateAt(log, t) {

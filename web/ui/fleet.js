@@ -7,9 +7,9 @@
 // reason), and the router comparison ("routers.<kind>.<metric>").
 
 import { el, $ } from './dom.js';
-import { fmt, fmtPct, fmtTime, fmtTimeColumn, maxOf, minOf } from '../draw/format.js';
+import { fmt, fmtPct, fmtTime, fmtTimeColumn, maxOf } from '../draw/format.js';
 import { drawLane, drawTimeAxis, timeAxis } from '../draw/fleet.js';
-import { fleetView, nearestRequest, favoured, stateAt, slotsOf, routingHint, routerKnobs, routerWords } from '../state/fleet.js';
+import { fleetView, nearestRequest, favoured, stateAt, slotsOf, routingHint, routerKnobs, routerWords, bestRows } from '../state/fleet.js';
 import { createParts } from './ttftparts.js';
 import { getPath } from '../state/schema.js';
 import { schedulerLabel } from '../state/context.js';
@@ -318,14 +318,14 @@ export function createFleet(ctx) {
 
   function renderRouters(rows) {
     const { reqs } = shown;
-    const ok = [...rows.values()].filter((r) => r && !r.error);
+    const valueOf = (kind, c) => { const r = rows.get(kind); return r && !r.error ? getPath(r, c.path) ?? null : null; };
     const range = COMPARE.map((c) => {
-      const xs = ok.map((r) => getPath(r, c.path)).filter((x) => x != null);
-      return { max: maxOf(xs, 0), best: c.better === 'highest' ? maxOf(xs, -Infinity) : minOf(xs, Infinity),
-        show: columnShow(c.kind, xs) };
+      const col = reqs.routers.map(({ kind }) => valueOf(kind, c));
+      const show = columnShow(c.kind, col.filter((x) => x != null));
+      return { max: maxOf(col, 0), show, best: bestRows(col, show, c.better) };
     });
     const head = el('tr', {}, el('th', { text: 'router' }), ...COMPARE.map((c) => el('th', { text: c.label })));
-    const body = reqs.routers.map(({ kind }) => {
+    const body = reqs.routers.map(({ kind }, row) => {
       const r = rows.get(kind);
       const label = routers.get(kind)?.label || kind;
       const name = el('button', { type: 'button', class: 'router-pick', 'data-router': kind,
@@ -340,7 +340,7 @@ export function createFleet(ctx) {
       COMPARE.forEach((c, i) => {
         const x = r ? getPath(r, c.path) : null;
         const hook = metric('span', `routers.${kind}.${c.key}`, x, r ? range[i].show(x) : '…');
-        tr.append(el('td', { class: `with-bar${x != null && x === range[i].best && ok.length > 1 ? ' best' : ''}` },
+        tr.append(el('td', { class: `with-bar${range[i].best.has(row) ? ' best' : ''}` },
           barred(hook, x == null || !range[i].max ? 0 : x / range[i].max)));
       });
       return tr;
