@@ -359,3 +359,30 @@ def test_the_router_comparison_bolds_every_tie_and_no_column_of_equals(strict_pa
     tok = [c for c in columns[0] if c["bold"]]
     assert len(tok) >= 2 and len({c["value"] for c in tok}) >= 2, columns[0]   # a tie as shown
     assert "every router that ties for it as shown" in page.text_content(".fleet-compare-what")
+
+
+def test_a_tie_of_scores_marks_the_replica_the_router_chose(strict_page, site_url, native):
+    """llm-d breaks a tie of best scores at random: the hover bolded the first tied replica
+    (replica 0 of a 4-way tie) while the request went to another. It marks where the request
+    went and says how the router broke the tie, in the router's own words (schema routers)."""
+    page = strict_page
+    page.goto(f"{site_url}?{FLEET}")
+    settle(page)
+    fleet = native("simulate", {"scenario": {**scenario_from_query(FLEET), "scheduler": "vllm"}})
+    reqs = fleet["requests"]
+    rid, scores = next((g, s) for g, s in fleet["router"]["scores"]
+                       if s.count(max(s)) > 1 and reqs[g]["replica"] != s.index(max(s)))
+    k = reqs[rid]["replica"]
+    lane = page.locator(f'canvas.fleet-lane[data-replica="{k}"]')
+    lane.scroll_into_view_if_needed()
+    box = lane.bounding_box()
+    x = 3 + reqs[rid]["arrive"] / fleet["metrics"]["makespan"] * (box["width"] - 6)
+    page.mouse.move(box["x"] + x, box["y"] + box["height"] - 3)
+    page.wait_for_selector("#fleet-tip:not([hidden])")
+    text = page.inner_text("#fleet-tip")
+    assert f"Request #{rid} → replica {k}" in text, text
+    best = page.eval_on_selector_all("#fleet-tip .tip-best", "ds => ds.map(d => d.previousElementSibling.textContent)")
+    assert best == [f"replica {k} ←"], (best, text)
+    tied = [i for i, s in enumerate(scores) if s == max(scores)]
+    tie = next(r for r in native("schema", {})["routers"] if r["name"] == "llm_d")["tie"]
+    assert f"tie: replicas {', '.join(map(str, tied))} scored" in text and f"chosen {tie}" in text, text

@@ -59,9 +59,11 @@ test('where each request went, and the replica its scores favour', () => {
   assert.equal(nearestRequest(res, 0, 18, 3), 2);
   assert.equal(nearestRequest(res, 0, 10, 3), -1);               // nothing within the tolerance
   assert.equal(nearestRequest(res, 1, 100, 1000), 3);
-  assert.equal(favoured([3, 1, 2], 'lowest'), 1);
-  assert.equal(favoured([0.2, 1.5, 1.5], 'highest'), 1);            // the first on a tie
-  assert.equal(favoured([null, 4, null, 2], 'lowest'), 3);          // power of two: two drawn
+  assert.deepEqual(favoured([3, 1, 2], 'lowest'), [1]);
+  assert.deepEqual(favoured([0.2, 1.5, 1.5], 'highest'), [1, 2]);   // a tie: the router's rule chose
+  assert.deepEqual(favoured([null, 4, null, 2], 'lowest'), [3]);    // power of two: two drawn
+  assert.deepEqual(favoured([null, 4, null, 4], 'lowest'), [1, 3]);
+  assert.deepEqual(favoured([null, null], 'lowest'), []);
 });
 
 test('the router comparison bolds every value that ties for the best as shown, none when all look alike', () => {

@@ -63,14 +63,12 @@ export function nearestRequest(res, k, t, tol) {
   return best;
 }
 
-/** Which replica the router's scores favour: the index of the best non-null score, or -1. */
+/** The replicas the router's scores favour: the indices of the best non-null score, several on
+ *  a tie (which the router's own rule breaks: schema routers[].tie), or none. */
 export function favoured(scores, best) {
-  let k = -1;
-  scores.forEach((s, i) => {
-    if (s == null) return;
-    if (k < 0 || (best === 'highest' ? s > scores[k] : s < scores[k])) k = i;
-  });
-  return k;
+  let top = null;
+  for (const s of scores) if (s != null && (top == null || (best === 'highest' ? s > top : s < top))) top = s;
+  return top == null ? [] : scores.flatMap((s, i) => (s === top ? [i] : []));
 }
 
 /** The rows a column of the router comparison bolds (values: one per row, null for none yet;

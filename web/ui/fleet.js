@@ -383,13 +383,19 @@ export function createFleet(ctx) {
     if (scores && router?.score) {
       // (cache-aware's loads decide only when imbalanced: a match or the smallest tree did here)
       const decisive = !router.decides || router.decides.includes(reason);
-      const best = decisive ? favoured(scores, router.best) : -1;
+      const top = decisive ? favoured(scores, router.best) : [];
+      // a tie of best scores: the router's own rule chose among them, so the mark is where it went
+      const best = top.includes(k) ? k : top[0] ?? -1;
+      const who = pooled ? 'decode' : 'replica';
       kids.push(el('div', { class: 'tip-head', text: decisive ? `scores (${router.best} wins): ${router.score}`
         : `${router.score} (not what decided this request)` }));
       const list = el('dl');
-      scores.forEach((s, i) => list.append(el('dt', { text: `${pooled ? 'decode' : 'replica'} ${i}${i === k ? ' ←' : ''}` }),
+      scores.forEach((s, i) => list.append(el('dt', { text: `${who} ${i}${i === k ? ' ←' : ''}` }),
         el('dd', { class: i === best ? 'tip-best' : null, text: s == null ? 'not asked' : fmt(s) })));
       kids.push(list);
+      if (top.length > 1) {
+        kids.push(el('div', { class: 'tip-tie', text: `tie: ${who}s ${top.join(', ')} scored ${fmt(scores[best])}; chosen ${router.tie}` }));
+      }
     } else if (!scores && res.router.scores.length && id >= res.router.reasons.length) {
       kids.push(el('div', { text: 'scores: kept for the first requests only' }));
     }
