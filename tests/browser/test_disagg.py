@@ -53,6 +53,12 @@ def test_a_pd_fleet_shows_the_native_pools_and_ttft_parts(strict_page, site_url,
     assert page.locator('canvas.fleet-lane[data-pool="prefill"]').count() == 1
     assert page.locator('canvas.fleet-lane[data-pool="decode"]').count() == 2
     assert "1 prefill + 2 decode replicas" in page.text_content("#fleet-what")
+    # a prefill replica emits no output tokens (its one sampled token is dropped): its tok/s is
+    # the prompt tokens it computed per second, and its pool's heading says so
+    assert "prefill0.prompt_throughput_tok_s" in shown and "prefill0.throughput_tok_s" not in shown
+    assert shown["prefill0.prompt_throughput_tok_s"] > 10 * fleet["metrics"]["throughput_tok_s"]
+    assert "decode0.throughput_tok_s" in shown and "decode0.prompt_throughput_tok_s" not in shown
+    assert "(tok/s: prompt tokens)" in page.text_content("#fleet-lanes tr.pool-head")
     # the means of the parts add up to the mean TTFT (each request's do, exactly, in ticks)
     mean_parts = sum(shown[f"fleet.ttft_parts.{p}.mean"] for p in PARTS)
     assert mean_parts == pytest.approx(fleet["metrics"]["ttft"]["mean"], rel=1e-9)

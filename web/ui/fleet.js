@@ -25,10 +25,13 @@ const NUMBERS = [
   ['fleet.goodput_per_gpu', 'goodput / GPU (req/s)', 'metrics.goodput_per_gpu', 'num'],
   ['router.load_imbalance', 'load: max / mean', 'router.load_imbalance', 'ratio'],
 ];
-// A replica's numbers: path in its entry, label, format; `opt` ones give way on a narrow screen.
+// A replica's numbers: path in its entry, label, format; `opt` ones give way on a narrow screen;
+// `pools`: what a pool's replicas show instead (a prefill replica emits no output tokens: its
+// work is the prompts, vLLM's "prompt throughput").
 const REPLICA = [
   { path: 'requests', label: 'requests', kind: 'num', bar: true },
-  { path: 'metrics.throughput_tok_s', label: 'tok/s', kind: 'num', opt: true },
+  { path: 'metrics.throughput_tok_s', label: 'tok/s', kind: 'num', opt: true,
+    pools: { prefill: { path: 'metrics.prompt_throughput_tok_s', title: 'prompt tokens per second (a prefill replica emits no output tokens)' } } },
   { path: 'metrics.ttft.p95', label: 'TTFT p95', kind: 'time', opt: true },
   { path: 'metrics.prefix_hit_rate', label: 'hits', kind: 'pct' },
 ];
@@ -258,7 +261,8 @@ export function createFleet(ctx) {
 
   function renderLanes(v, res) {
     const most = maxOf(v.replicas.map((r) => r.requests), 1);
-    const shows = REPLICA.map((c) => columnShow(c.kind, v.replicas.map((r) => getPath(r, c.path))));
+    const cell = (c, r) => c.pools?.[r.pool] ?? c;      // a column's path (and title) for this replica
+    const shows = REPLICA.map((c) => columnShow(c.kind, v.replicas.map((r) => getPath(r, cell(c, r).path))));
     const head = el('tr', {}, el('th', { text: 'replica' }),
       ...REPLICA.map((c) => el('th', { class: c.opt ? 'opt' : null, text: c.label })),
       el('th', { class: 'lane-col', text: 'over time' }));
@@ -273,10 +277,11 @@ export function createFleet(ctx) {
       lanes.push({ canvas, k });
       wire(canvas, k);
       rows.push(el('tr', { class: r.pool ? `pool-${r.pool}` : null }, el('th', { title: who, text: r.pool ? `${r.pool[0].toUpperCase()}${r.replica}` : String(r.replica) }), ...REPLICA.map((c, i) => {
-        const x = getPath(r, c.path);
-        const name = `${r.name}.${c.path.replace(/^metrics\./, '')}`;
+        const { path, title } = cell(c, r);
+        const x = getPath(r, path);
+        const name = `${r.name}.${path.replace(/^metrics\./, '')}`;
         if (c.bar) return el('td', { class: 'with-bar' }, barred(metric('span', name, x, shows[i](x)), r.requests / most));
-        return metric('td', name, x, shows[i](x), { class: c.opt ? 'opt' : null });
+        return metric('td', name, x, shows[i](x), { class: c.opt ? 'opt' : null, title: title || null });
       }), el('td', { class: 'lane-cell' }, canvas)));
     });
     axisCanvas = el('canvas', { class: 'fleet-axis', 'aria-hidden': 'true' });
@@ -294,7 +299,7 @@ export function createFleet(ctx) {
     const n = v.replicas.filter((r) => r.pool === pool).length;
     const over = res.scenario.cluster[pool].server;
     const tp = over?.cost?.tp ?? res.scenario.server.cost?.tp;
-    const words = pool === 'prefill' ? 'compute the prompts' : 'receive the KV, then decode';
+    const words = pool === 'prefill' ? 'compute the prompts (tok/s: prompt tokens)' : 'receive the KV, then decode';
     return el('tr', { class: 'pool-head' }, el('th', { colspan: String(2 + REPLICA.length),
       text: `${pool === 'prefill' ? 'Prefill' : 'Decode'} pool: ${fmt(n)} replica${n === 1 ? '' : 's'}${tp ? ` × TP ${tp}` : ''}, ${fmt(slotsOf(res.scenario, pool))} slots; they ${words}` }));
   }
