@@ -3,7 +3,7 @@
 // a message beside the control naming the field and its allowed range, and the page keeps showing
 // the last good result. Controls are identified by the field's URL name (id="ctl-<url>").
 
-import { parseField, isVisible, groupTitle, valueText } from '../state/schema.js';
+import { parseField, isVisible, groupTitle, valueText, hintOf } from '../state/schema.js';
 import { sliderScale } from '../state/slider.js';
 import { el } from './dom.js';
 
@@ -59,11 +59,12 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
       slider = el('input', { type: 'range', min, max, step, 'aria-label': `${f.label} slider`, tabindex: '-1' });
       row.append(slider);
     }
-    row.append(el('p', { class: 'hint', id: `${id}-hint`, text: f.hint || '' }));
+    const hint = el('p', { class: 'hint', id: `${id}-hint`, text: f.hint || '' });
+    row.append(hint);
     const err = el('p', { class: 'error', id: `${id}-err`, role: 'alert', 'data-error-for': f.url });
     row.append(err);
     groups.get(f.group).append(row);
-    rows.set(f.path, { f, row, input, slider, scale, err });
+    rows.set(f.path, { f, row, input, slider, scale, err, hint });
 
     let timer = null;
     const commit = (immediate) => {
@@ -118,7 +119,7 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
     setValues(values, lanes) {
       inEffect = values;
       for (const r of rows.values()) {
-        const { f, input, slider, scale, row } = r;
+        const { f, input, slider, scale, row, hint } = r;
         const rewritten = input.type === 'checkbox' || document.activeElement !== input || input.tagName === 'SELECT';
         if (input.type === 'checkbox') input.checked = values[f.path] === true;
         else if (rewritten) input.value = display(values[f.path]);
@@ -126,6 +127,7 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
         // from the link) no longer describes it (the engine's, about the value in effect, stays)
         if (rewritten && r.source === 'client') setError(f.url, '');
         if (slider && values[f.path] != null) setSlider(slider, scale, values[f.path]);
+        hint.textContent = hintOf(f, values);
         row.hidden = !isVisible(f, values, fields, lanes) && !row.classList.contains('invalid');
       }
       for (const [name, box] of laneInputs) box.checked = lanes.includes(name);

@@ -214,7 +214,22 @@ export function createSideWork(ctx) {
     let presets = null;
     try { presets = await source.call(KV_PRESETS.method, KV_PRESETS.params); } catch { /* the form still works */ }
     kvForm = buildKV($('kv-form'), presets, (params) => runKV(params), field('server.cost.fit'), ctx.state().values['server.cost.fit']);
-    runKV(null);
+    if (!syncKV()) runKV(null);
+  }
+
+  // The deployment panel shows the scenario's roofline deployment (it showed the article's "custom"
+  // GPU under ?gpu=h100-80gb) when it has one and whenever it changes; the reader's own choices
+  // in the panel stay until then. Returns whether the panel asked the engine again.
+  const DEPLOYMENT = ['model', 'gpu', 'tp', 'dtype', 'gpu_memory_utilization', 'fit'];
+  let kvShown = null;         // the scenario's deployment the panel was set to (its key)
+  function syncKV() {
+    const v = ctx.state().values, cost = schema.figures.kv.cost;
+    if (!kvForm || v[cost] !== 'roofline') { kvShown = null; return false; }
+    const d = Object.fromEntries(DEPLOYMENT.map((k) => [k, v[`${cost}.${k}`]]));
+    const key = JSON.stringify(d);
+    if (key === kvShown) return false;
+    kvShown = key;
+    return kvForm.showDeployment(d);
   }
 
   async function runCheck() {
@@ -298,8 +313,9 @@ export function createSideWork(ctx) {
       work.cancel();
       root.dataset.sweeping = '1';    // the figures' work is pending: start() follows
     },
-    /** A change: the fleet figure opens or closes at once, and drops numbers of other values. */
-    show: showFleet,
+    /** A change: the fleet figure opens or closes at once, and drops numbers of other values; the
+     *  deployment panel follows the scenario's deployment. */
+    show() { showFleet(); syncKV(); },
     /** Redraw what is already computed (theme or size change). */
     redraw() { for (const [name] of figures) if (points[name].length) draw(name); fleet.redraw(); },
   };
