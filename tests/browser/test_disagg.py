@@ -220,3 +220,31 @@ def test_pools_and_the_planner_fit_an_820_by_520_embed(strict_page, site_url, na
         assert page.is_visible("canvas.parts-bars")
         right = page.eval_on_selector_all("canvas.fleet-lane, canvas.parts-bars", "cs => cs.map(c => c.getBoundingClientRect().right)")
         assert right and max(right) <= 820
+
+
+def test_a_bad_pool_server_is_named_beside_its_box(strict_page, site_url):
+    """A pool's server JSON the engine refuses ({"nonsense": 1}, or a TP under the article's cost)
+    was accepted without a word beside the box: only the fleet runs the cluster's fields, and its
+    refusal stayed inside the fleet figure. It goes beside the control it names, and goes once
+    the fleet runs."""
+    page = strict_page
+    page.goto(f"{site_url}?requests=20&prefill_replicas=1&decode_replicas=2"
+              "&prefill_server=%7B%22nonsense%22%3A1%7D")
+    err = '[data-error-for="prefill_server"]'
+    page.wait_for_selector(f"{err}:not(:empty)", state="attached", timeout=120_000)
+    assert page.text_content(err).startswith("cluster.prefill.server.nonsense: unknown key")
+    assert "invalid" in page.get_attribute('[data-field="prefill_server"]', "class")
+    # the hint's example works with the article's cost
+    example = re.search(r"e\.g\. (\{.*?\})[;.]", page.text_content("#ctl-prefill_server-hint")).group(1)
+    page.fill("#ctl-prefill_server", example)
+    page.press("#ctl-prefill_server", "Enter")
+    page.wait_for_selector('[data-metric="prefill0.requests"]:not([data-value=""])', state="attached",
+                           timeout=120_000)
+    settle(page)
+    assert page.text_content(err) == "" and page.locator(".field.invalid").count() == 0
+    assert page.get_attribute('[data-metric="prefill0.requests"]', "data-value") == "20"
+    # {"cost": {"tp": 2}} under the article's cost: named too
+    page.fill("#ctl-prefill_server", '{"cost": {"tp": 2}}')
+    page.press("#ctl-prefill_server", "Enter")
+    page.wait_for_selector(f"{err}:not(:empty)", state="attached", timeout=120_000)
+    assert page.text_content(err).startswith("cluster.prefill.server.cost.tp: unknown key")

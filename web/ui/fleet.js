@@ -65,7 +65,9 @@ function laneHeight(n, compact) {
 
 /**
  * ctx: {source, schema, onApply(path, value) (a router's button, the opener), cancel() (the side
- * work's), compact() (an embed: the share of a lane's usual height it gets, else 0)}.
+ * work's), compact() (an embed: the share of a lane's usual height it gets, else 0),
+ * onAnswer(detail) (the fleet's own run answered: detail null, or refused: the engine's error;
+ * the cluster's fields are run by this figure alone, so their messages come from here)}.
  * Returns {show(reqs), run(token, reqs), cancelled(), redraw()}.
  */
 export function createFleet(ctx) {
@@ -117,6 +119,7 @@ export function createFleet(ctx) {
     if (k === key) return;
     key = k;
     if (!reqs) {                      // one server again: nothing of the fleet stays in the page
+      ctx.onAnswer?.(null);           // (nor its refusal's message)
       shown = null;
       for (const id of ['fleet-numbers', 'fleet-lanes', 'fleet-decisions', 'fleet-routers']) $(id).replaceChildren();
       lanes = []; axisCanvas = null;
@@ -189,11 +192,13 @@ export function createFleet(ctx) {
       if (gone()) return;
       status(`Not simulated: ${err.detail?.message || err.message}`, true);
       progress(0, 0);
+      ctx.onAnswer?.(err.detail || { message: err.message });
       return;
     } finally {
       if (inFlight === token) inFlight = null;    // (a restart's run may be asked by now)
     }
     if (gone()) return;
+    ctx.onAnswer?.(null);
     const rows = showAnswer(reqs, res);
     let done = 0;
     for (const { kind, req } of reqs.routers) {

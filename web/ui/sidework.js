@@ -20,7 +20,8 @@ const WAIT_ENGINE_MS = 1500;   // at start, the side figures wait this long at m
  * ctx: {source, schema, fields, page (the page's context: state/context.js), root,
  *       state: () => ({values, view, lanes, cmp}),
  *       onUseKV(tokens), onApply(path, value), onDeploy(cost terms, {field path: value}),
- *       onCalibrated(cost), held(): the reader stopped the main run (nothing starts by itself)}.
+ *       onCalibrated(cost), onFleetAnswer(error detail or null: the fleet's own run answered),
+ *       held(): the reader stopped the main run (nothing starts by itself)}.
  *       Returns {begin(embed, fleetFirst), start(), live(), show(), supersede(), cancel(), redraw(),
  *       runCheck(), fleetAhead()}.
  */
@@ -41,7 +42,8 @@ export function createSideWork(ctx) {
   const sizing = {};          // figure -> the parameter the reader chose to sweep (fig.sweep.params)
   const defOf = (name) => sweepOf(schema.figures[name], sizing[name]);
   const state = () => ({ ...ctx.state(), sizing });
-  const fleet = createFleet({ source, schema, onApply: ctx.onApply, cancel: () => cancel(), compact: () => ({ story: 0.6, fleet: 0.8 })[root.dataset.embed] || 0 });
+  const fleet = createFleet({ source, schema, onApply: ctx.onApply, cancel: () => cancel(), onAnswer: ctx.onFleetAnswer,
+    compact: () => ({ story: 0.6, fleet: 0.8 })[root.dataset.embed] || 0 });
   const papers = createPapers({ source, schema });
   const showFleet = () => fleet.show(pageRequests(ctx.page, state()).fleet);
   const planner = createPlanner({ source, schema, onApply: ctx.onApply, start: () => start(), cancel: () => cancel(),
