@@ -16,8 +16,9 @@ What a router may read (fleet/run.py), per replica `rep` of `self.fleet.replicas
 (`label`), what its scores are (`score`, and `best`: whether the lowest or the highest wins) and
 what a request did for each of its reasons (`why`), and under which reasons its best score is
 what decided (`decides`, None: all), and how a tie of best scores is broken (`tie`, after
-"chosen"); schema() ships them (describe()), so the page names no router itself. `chosen(g, t, k)` follows every decision (the router's own index of where it sent
-what), `sent(g, t, k)` the request's arrival at that replica: the same moment but in a P/D
+"chosen"); schema() ships them (describe()), so the page names no router itself.
+`chosen(g, t, k)` follows every decision (the router's own index of where it sent what),
+`sent(g, t, k)` the request's arrival at that replica: the same moment but in a P/D
 fleet, whose decode replica gets a request after its prefill and transfer. Ties go to the
 lowest replica index unless the source breaks them at random (then with the router's seeded
 random.Random).
