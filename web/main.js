@@ -71,7 +71,7 @@ async function boot() {
     results: () => lanesNow().filter((s) => app.cmp?.[s]).map((s) => [s, app.cmp[s]]) });
   player.reset(v.pass);
   side = createSideWork({ source, schema, fields: ctx.fields, page: ctx, root, state: sideState, onUseKV, onApply: onValue, onDeploy, onCalibrated,
-    held: () => mainRun.stopped() });
+    onFleetAnswer, held: () => mainRun.stopped() });
   lab = createLab({ source, page: ctx, values: () => app.values, view: view.get, onValues, onView: (patch) => { view.set(patch); writeURL(); } });
   wireUI(); lab.sync();
 
@@ -193,7 +193,16 @@ function onResult(r) {
 /** The engine refused the values (or failed): its message beside the trace file or the control it
  *  names, else above the form. */
 function onRunError(d) {
+  controls.clearEngineErrors();     // the latest answer's message replaces an earlier refusal's
   if (!traceFile.showError(d) && !(d.type === 'ScenarioError' && controls.showEngineError(d))) $('form-message').textContent = d.message;
+}
+
+/** The fleet figure's own run answered (d null) or was refused: the cluster's fields are run
+ *  there alone (every other figure runs one server), so its message goes beside the control it
+ *  names, as the main run's do (a bad pool server JSON said nothing beside its box). */
+function onFleetAnswer(d) {
+  controls.clearEngineErrors('fleet');
+  if (d?.type === 'ScenarioError') controls.showEngineError(d, 'fleet');
 }
 
 function renderMain() {

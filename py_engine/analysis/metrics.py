@@ -398,6 +398,8 @@ def compute(sim, scenario, itl=True, keep=None):
         # output) tokens / s, the most requests in flight (arrived, not done) at once, and the
         # most holding a slot at once
         "total_token_throughput_tok_s": (prompt_tokens + output_tokens) / seconds,
+        # vLLM's logged "prompt throughput": what a prefill-only replica (P/D) does
+        "prompt_throughput_tok_s": prompt_tokens / seconds,
         "peak_concurrency": peak_in_flight(arrive, done),
         "peak_running": sim.peak_in_slot,
         "ttft": tt,

@@ -231,7 +231,7 @@ def plan(r):
         r["gpus"], len(r["candidates"]), "at each one's capacity (the highest load meeting the "
         "SLO)" if cap else "at the scenario's load"),
         "  %-34s %5s %10s %8s %9s %9s %9s%s" % ("candidate", "GPUs", "good/GPU", "SLO",
-                                               "TTFT p90", "TPOT p90", "ITL p99",
+                                               "TTFT p95", "TPOT p95", "ITL p99",
                                                " %10s" % "capacity" if cap else "")]
     for c in r["candidates"]:
         if c["kind"] == "colocated":
@@ -241,7 +241,7 @@ def plan(r):
                                                  c["decode"]["replicas"], c["decode"]["tp"])
         lines.append("  %-34s %5d %10.3f %8s %9s %9s %9s%s" % (
             name, c["gpus"], c["goodput_per_gpu"], "meets" if c["meets_slo"] else "fails",
-            fmt(c["ttft_p90"], 0), fmt(c["tpot_p90"], 1), fmt(c["itl_p99"], 1),
+            fmt(c["ttft_p95"], 0), fmt(c["tpot_p95"], 1), fmt(c["itl_p99"], 1),
             " %10s" % fmt(c.get("capacity_rps"), 2) if cap else ""))
     lines.append("recommended: " + r["reason"])
     return "\n".join(lines)

@@ -19,7 +19,8 @@ from ..sim import records
 from ..workload.blocks import block_reuse
 from .run import MAX_SCORES
 
-REPLICA_METRICS = ("passes", "utilization", "output_tokens", "throughput_tok_s", "served_rps",
+REPLICA_METRICS = ("passes", "utilization", "output_tokens", "throughput_tok_s",
+                   "prompt_throughput_tok_s", "served_rps",
                    "ttft", "tpot", "e2e", "goodput_rps", "slo_attainment", "preemptions",
                    "kv_peak_tokens", "kv_pool_tokens", "prefix_hit_rate", "peak_running",
                    "makespan")

@@ -13,7 +13,9 @@ for nice values, four a doubling (web/state/slider.js; the text box beside it ta
 range). `page_max`: a tighter bound for runs in the browser (bigger ones belong to the CLI).
 `url_codec` "base64url": the URL carries the text as base64url of its UTF-8 bytes (a policy's source).
 `aliases`: former names of the field, still read in scenarios, URLs and flags (old links keep
-working); giving both is an error.
+working); giving both is an error. `hint_when`: [({path: values}, hint), ...]: the page's hint
+while other fields have those values (the first that holds; else `hint`), e.g. an example that
+works with the cost model chosen.
 """
 
 
@@ -21,13 +23,13 @@ class Field:
     __slots__ = ("path", "type", "default", "min", "max", "choices", "nullable", "unit", "label",
                  "hint", "description", "url", "flag", "applies_to", "when", "shown_if", "sweep",
                  "slider", "page_max", "control", "object_choices", "form", "shorthand", "aliases",
-                 "words", "url_codec", "empty")
+                 "words", "url_codec", "empty", "hint_when")
 
     def __init__(self, path, type, default, description, *, min=None, max=None, choices=None,
                  nullable=False, unit=None, label=None, hint="", url=None, flag=None,
                  applies_to=None, when=None, shown_if=None, sweep=False, slider=None,
                  page_max=None, control=True, object_choices=None, form=None, shorthand=False,
-                 aliases=(), words=(), url_codec=None, empty=None):
+                 aliases=(), words=(), url_codec=None, empty=None, hint_when=()):
         self.path, self.type, self.default, self.description = path, type, default, description
         self.min, self.max, self.choices, self.nullable = min, max, choices, nullable
         self.unit, self.hint = unit, hint
@@ -46,6 +48,7 @@ class Field:
         self.url_codec = url_codec          # "base64url": the URL carries base64url(UTF-8 text)
         # what an empty (null) input means, in the page's placeholder: "unlimited" or "fitted"
         self.empty = empty or ("unlimited" if nullable else None)
+        self.hint_when = [[dict(cond), text] for cond, text in hint_when]
 
     @property
     def parent(self):

@@ -31,6 +31,12 @@ GROUPS = {"scheduler": "Scheduler", "workload": "Workload", "server": "Server",
 VLLM = ("vllm",)
 # the generator's fields are worth showing only while it makes the requests (no production trace)
 GENERATED = {"workload.trace.name": ["none"]}
+# A pool's server overrides: an example that works with the cost model chosen (a TP is the
+# roofline's; under the article cost {"cost": {"tp": 2}} is an unknown key of a custom cost).
+POOL_HINT = ('Server fields that differ, as JSON, e.g. {"slots": 16}; a TP needs the roofline '
+             'cost. Empty = as the server.')
+POOL_HINT_WHEN = [({"server.cost": ["roofline"]}, 'Server fields that differ, as JSON, e.g. '
+                   '{"cost": {"tp": 2}} (tensor parallel). Empty = as the server.')]
 
 FIELDS = [
     Field("scheduler", "choice", "continuous",
@@ -234,7 +240,10 @@ FIELDS = [
           "null block); null = unlimited; auto = what the roofline deployment's memory leaves "
           "after its weights (the KV calculator's formula).",
           min=1, max=10**10, nullable=True, words=["auto"], unit="tokens", label="KV capacity",
-          applies_to=VLLM, sweep=True, hint="Empty = unlimited; auto = the deployment's."),
+          applies_to=VLLM, sweep=True, hint="Empty = unlimited; auto = the deployment's.",
+          hint_when=[({"server.cost": ["roofline"]},
+                      "Empty = unlimited. auto: the KV the GPU leaves after the weights (the "
+                      "Deployment panel's tokens fit).")]),
     Field("server.enable_prefix_caching", "bool", True,
           "vllm: prefix caching (vLLM's enable_prefix_caching): full blocks are kept by content, "
           "so a prompt that starts like an earlier one, or a preempted request coming back, "
@@ -333,8 +342,7 @@ FIELDS = [
     Field("cluster.prefill.server", "overrides", None,
           "The prefill pool's server: server fields that differ from `server` (e.g. {cost: "
           "{kind: roofline, ..., tp: 4}}, slots, max_num_batched_tokens).",
-          label="Prefill server", url="prefill_server",
-          hint='Server fields that differ, as JSON: {"cost": {"tp": 2}} (tp: roofline cost). Empty = as the server.'),
+          label="Prefill server", url="prefill_server", hint=POOL_HINT, hint_when=POOL_HINT_WHEN),
     Field("cluster.decode.replicas", "int", 0,
           "Replicas that only decode: a request arrives when its KV has crossed the link and "
           "is admitted when its blocks fit.",

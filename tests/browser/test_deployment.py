@@ -199,3 +199,41 @@ def test_a_fit_the_data_cannot_pin_down_is_not_offered(strict_page, site_url, na
     want = native("calibrate", {"csv": csv})
     assert not want["usable"]
     assert page.text_content("#calibrate-problem") == "Not usable: %s." % want["problem"]
+
+
+def test_a_roofline_scenario_shows_its_deployment_and_what_auto_would_size(strict_page, site_url,
+                                                                           native):
+    """?cost=roofline&gpu=h100-80gb left the deployment panel at the article's "custom" GPU, and
+    KV capacity empty (unlimited) with nothing saying that auto sizes the pool from the GPU. The
+    panel shows the scenario's deployment (its tokens are the pool kv_tokens=auto would take) and
+    follows it; the KV field's hint says what auto is; a pool's server hint has an example that
+    works with the cost model chosen."""
+    page = strict_page
+    q = "cost=roofline&model=llama-3.1-8b&gpu=h100-80gb&vllm=1&requests=24"
+    page.goto(f"{site_url}?{q}")
+    settle(page)
+
+    def pool(scenario):
+        scenario = dict(scenario, server={**scenario.get("server", {}), "kv_tokens": "auto"})
+        return native.compare(scenario, ["static", "continuous", "vllm"])["vllm"]["metrics"]["kv_pool_tokens"]
+
+    want = pool(scenario_from_query(q))
+    page.wait_for_function("n => document.querySelector('[data-stat=\"kv.tokens\"]')?.dataset.value === String(n)",
+                           arg=want)
+    assert page.input_value("#kv-model") == "llama-3.1-8b" and page.input_value("#kv-gpu") == "h100-80gb"
+    assert "auto: the KV the GPU leaves" in page.text_content("#ctl-kv_tokens-hint")
+    assert '{"cost": {"tp": 2}}' in page.text_content("#ctl-prefill_server-hint")
+    # the sidebar's GPU changed: the panel follows
+    page.select_option("#ctl-gpu", "a100-80gb")
+    settle(page)
+    want = pool(scenario_of(page)[0])
+    page.wait_for_function("n => document.querySelector('[data-stat=\"kv.tokens\"]')?.dataset.value === String(n)",
+                           arg=want)
+    assert page.input_value("#kv-gpu") == "a100-80gb"
+    # under the article's cost a TP is no server field: the hints say neither
+    page.select_option("#ctl-cost", "article")
+    settle(page)
+    assert "auto: the KV the GPU leaves" not in page.text_content("#ctl-kv_tokens-hint")
+    hint = page.text_content("#ctl-prefill_server-hint")
+    assert '{"slots": 16}' in hint and '{"cost": {"tp": 2}}' not in hint
+    assert page.input_value("#kv-gpu") == "a100-80gb"       # the panel keeps the last deployment

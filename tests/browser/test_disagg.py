@@ -53,6 +53,12 @@ def test_a_pd_fleet_shows_the_native_pools_and_ttft_parts(strict_page, site_url,
     assert page.locator('canvas.fleet-lane[data-pool="prefill"]').count() == 1
     assert page.locator('canvas.fleet-lane[data-pool="decode"]').count() == 2
     assert "1 prefill + 2 decode replicas" in page.text_content("#fleet-what")
+    # a prefill replica emits no output tokens (its one sampled token is dropped): its tok/s is
+    # the prompt tokens it computed per second, and its pool's heading says so
+    assert "prefill0.prompt_throughput_tok_s" in shown and "prefill0.throughput_tok_s" not in shown
+    assert shown["prefill0.prompt_throughput_tok_s"] > 10 * fleet["metrics"]["throughput_tok_s"]
+    assert "decode0.throughput_tok_s" in shown and "decode0.prompt_throughput_tok_s" not in shown
+    assert "(tok/s: prompt tokens)" in page.text_content("#fleet-lanes tr.pool-head")
     # the means of the parts add up to the mean TTFT (each request's do, exactly, in ticks)
     mean_parts = sum(shown[f"fleet.ttft_parts.{p}.mean"] for p in PARTS)
     assert mean_parts == pytest.approx(fleet["metrics"]["ttft"]["mean"], rel=1e-9)
@@ -111,9 +117,13 @@ def test_the_planner_in_the_page_ranks_as_the_command_line_and_applies(strict_pa
     shown = {k: v for k, v in read_metrics(page).items() if k.startswith("plan.")}
     expected = {}
     for i, r in enumerate(want["candidates"], 1):
-        for name in ("goodput_per_gpu", "slo_attainment", "meets_slo"):
+        for name in ("goodput_per_gpu", "slo_attainment", "meets_slo", "ttft_p95", "tpot_p95"):
             expected[f"plan.{i}.{name}"] = float(r[name])
-    assert metrics_match(shown, expected) == 3 * len(keys)
+    assert metrics_match(shown, expected) == 5 * len(keys)
+    # its latencies are the p95s the SLO verdict and every other figure use, and say so
+    heads = page.eval_on_selector_all("#plan-table thead th", "ths => ths.map(t => t.textContent)")
+    assert "TTFT p95" in heads and "TPOT p95" in heads and not any("p90" in h for h in heads)
+    assert page.is_hidden("#plan-bar")                    # done: no empty progress bar
     assert "4 GPUs" in page.text_content("#plan-what")
 
     # Apply the recommended candidate: the scenario takes it, the fleet figure runs it
@@ -130,6 +140,9 @@ def test_the_planner_in_the_page_ranks_as_the_command_line_and_applies(strict_pa
     if rec["kind"] == "disaggregated" or rec["replicas"] > 1:
         got = float(page.get_attribute('[data-metric="fleet.goodput_per_gpu"]', "data-value"))
         assert got == pytest.approx(rec["goodput_per_gpu"], rel=1e-9)
+        # the row's TTFT p95 is the fleet figure's, once applied
+        got = float(page.get_attribute('[data-metric="fleet.ttft.p95"]', "data-value"))
+        assert got == pytest.approx(rec["ttft_p95"], rel=1e-9)
     assert page.locator("#plan-table tr.current").count() == 1      # marked as the one set now
 
 
@@ -151,7 +164,8 @@ def test_the_planner_at_capacity_ranks_as_plan_capacity(strict_page, site_url):
     assert page.text_content("#plan-reason-text") == want["reason"]
     shown = {k: v for k, v in read_metrics(page).items() if k.startswith("plan.")}
     expected = {f"plan.{i}.{name}": float(r[name]) for i, r in enumerate(want["candidates"], 1)
-                for name in ("goodput_per_gpu", "capacity_rps", "slo_attainment", "meets_slo")}
+                for name in ("goodput_per_gpu", "capacity_rps", "slo_attainment", "meets_slo",
+                             "ttft_p95", "tpot_p95")}
     assert metrics_match(shown, expected) == len(expected)
     assert "at capacity" in page.text_content("#plan-what")
 
@@ -160,12 +174,21 @@ def test_the_planner_needs_a_deployment_and_is_cancelled(strict_page, site_url):
     page = strict_page
     page.goto(f"{site_url}?requests=20")
     settle(page)
+    assert page.is_hidden("#plan-bar")                # nothing runs: no empty progress bar
     page.click("#plan-run")
     page.wait_for_selector("#plan-roofline", state="visible")
-    assert "server.cost" in page.text_content("#plan-status")
+    # in the page's words (its controls, not the command line's --model and --gpu)
+    status = page.text_content("#plan-status")
+    assert status.startswith("Cost model is article:") and "--" not in status, status
+    assert "Set Cost model to roofline and choose its Model and GPU" in status, status
+    assert page.is_hidden("#plan-bar")
     page.fill("#plan-gpus", "99")
     page.click("#plan-run")
     assert "must be an integer from 1 to 64" in page.text_content("#plan-gpus-err")
+    # styled as every other message beside a control
+    color = "s => getComputedStyle(document.querySelector(s)).color"
+    assert page.evaluate(f"({color})('#plan-gpus-err')") == page.evaluate(f"({color})('#ctl-requests-err')")
+    assert page.get_attribute("#plan-gpus", "aria-invalid") == "true"
     # a longer plan, cancelled between candidates
     page.goto(f"{site_url}?{PLAN.replace('requests=60', 'requests=400')}")
     settle(page)
@@ -197,3 +220,31 @@ def test_pools_and_the_planner_fit_an_820_by_520_embed(strict_page, site_url, na
         assert page.is_visible("canvas.parts-bars")
         right = page.eval_on_selector_all("canvas.fleet-lane, canvas.parts-bars", "cs => cs.map(c => c.getBoundingClientRect().right)")
         assert right and max(right) <= 820
+
+
+def test_a_bad_pool_server_is_named_beside_its_box(strict_page, site_url):
+    """A pool's server JSON the engine refuses ({"nonsense": 1}, or a TP under the article's cost)
+    was accepted without a word beside the box: only the fleet runs the cluster's fields, and its
+    refusal stayed inside the fleet figure. It goes beside the control it names, and goes once
+    the fleet runs."""
+    page = strict_page
+    page.goto(f"{site_url}?requests=20&prefill_replicas=1&decode_replicas=2"
+              "&prefill_server=%7B%22nonsense%22%3A1%7D")
+    err = '[data-error-for="prefill_server"]'
+    page.wait_for_selector(f"{err}:not(:empty)", state="attached", timeout=120_000)
+    assert page.text_content(err).startswith("cluster.prefill.server.nonsense: unknown key")
+    assert "invalid" in page.get_attribute('[data-field="prefill_server"]', "class")
+    # the hint's example works with the article's cost
+    example = re.search(r"e\.g\. (\{.*?\})[;.]", page.text_content("#ctl-prefill_server-hint")).group(1)
+    page.fill("#ctl-prefill_server", example)
+    page.press("#ctl-prefill_server", "Enter")
+    page.wait_for_selector('[data-metric="prefill0.requests"]:not([data-value=""])', state="attached",
+                           timeout=120_000)
+    settle(page)
+    assert page.text_content(err) == "" and page.locator(".field.invalid").count() == 0
+    assert page.get_attribute('[data-metric="prefill0.requests"]', "data-value") == "20"
+    # {"cost": {"tp": 2}} under the article's cost: named too
+    page.fill("#ctl-prefill_server", '{"cost": {"tp": 2}}')
+    page.press("#ctl-prefill_server", "Enter")
+    page.wait_for_selector(f"{err}:not(:empty)", state="attached", timeout=120_000)
+    assert page.text_content(err).startswith("cluster.prefill.server.cost.tp: unknown key")

@@ -333,3 +333,56 @@ def test_the_router_comparisons_ttft_column_has_one_unit(strict_page, site_url, 
     assert units == {"s"}, cells
     for text, v in cells:
         assert float(text.split()[0]) == pytest.approx(float(v) / 1000, rel=0.01), (text, v)
+
+
+def test_the_router_comparison_bolds_every_tie_and_no_column_of_equals(strict_page, site_url):
+    """A light load: round robin, least outstanding and Dynamo all read "192.3" tok/s, and the
+    table bolded Dynamo alone (192.345 over 192.33, digits it does not show). The caption's rule:
+    every router that ties for the best as shown is bold; a column that reads alike has none."""
+    page = strict_page
+    page.goto(f"{site_url}?requests=200&arrival=poisson&rate=2&replicas=4")
+    settle(page)
+    columns = page.evaluate("""() => {
+        const trs = [...document.querySelectorAll('#fleet-routers tbody tr')];
+        return [...trs[0].querySelectorAll('td')].map((_, i) => trs.map((tr) => {
+            const td = tr.querySelectorAll('td')[i], hook = td.querySelector('[data-metric]');
+            return { text: hook.textContent, value: hook.dataset.value, bold: td.classList.contains('best') };
+        }));
+    }""")
+    better = {"throughput_tok_s": max, "ttft.p95": min, "prefix_hit_rate": max, "load_imbalance": min}
+    for key, col in zip(better, columns):
+        values = [float(c["value"]) for c in col if c["value"]]
+        top = next(c["text"] for c in col if c["value"] and float(c["value"]) == better[key](values)) \
+            if values else None
+        alike = len({c["text"] for c in col}) == 1
+        assert [c["bold"] for c in col] == [not alike and c["text"] == top for c in col], (key, col)
+    tok = [c for c in columns[0] if c["bold"]]
+    assert len(tok) >= 2 and len({c["value"] for c in tok}) >= 2, columns[0]   # a tie as shown
+    assert "every router that ties for it as shown" in page.text_content(".fleet-compare-what")
+
+
+def test_a_tie_of_scores_marks_the_replica_the_router_chose(strict_page, site_url, native):
+    """llm-d breaks a tie of best scores at random: the hover bolded the first tied replica
+    (replica 0 of a 4-way tie) while the request went to another. It marks where the request
+    went and says how the router broke the tie, in the router's own words (schema routers)."""
+    page = strict_page
+    page.goto(f"{site_url}?{FLEET}")
+    settle(page)
+    fleet = native("simulate", {"scenario": {**scenario_from_query(FLEET), "scheduler": "vllm"}})
+    reqs = fleet["requests"]
+    rid, scores = next((g, s) for g, s in fleet["router"]["scores"]
+                       if s.count(max(s)) > 1 and reqs[g]["replica"] != s.index(max(s)))
+    k = reqs[rid]["replica"]
+    lane = page.locator(f'canvas.fleet-lane[data-replica="{k}"]')
+    lane.scroll_into_view_if_needed()
+    box = lane.bounding_box()
+    x = 3 + reqs[rid]["arrive"] / fleet["metrics"]["makespan"] * (box["width"] - 6)
+    page.mouse.move(box["x"] + x, box["y"] + box["height"] - 3)
+    page.wait_for_selector("#fleet-tip:not([hidden])")
+    text = page.inner_text("#fleet-tip")
+    assert f"Request #{rid} → replica {k}" in text, text
+    best = page.eval_on_selector_all("#fleet-tip .tip-best", "ds => ds.map(d => d.previousElementSibling.textContent)")
+    assert best == [f"replica {k} ←"], (best, text)
+    tied = [i for i, s in enumerate(scores) if s == max(scores)]
+    tie = next(r for r in native("schema", {})["routers"] if r["name"] == "llm_d")["tie"]
+    assert f"tie: replicas {', '.join(map(str, tied))} scored" in text and f"chosen {tie}" in text, text

@@ -111,3 +111,38 @@ def test_a_cancelled_sweep_leaves_no_progress_behind(strict_page, site_url):
         assert page.is_hidden(f"#{cancel}"), cancel
         status = page.text_content(f"#{name}-status")
         assert "of" not in status and status in ("cancelled", ""), (name, status)
+
+
+def test_a_message_goes_once_the_values_are_valid_again(strict_page, site_url, native):
+    """Walkthrough: -5 requests and skew 'abc' typed, then slots 16: the boxes went back to 64
+    and 0.6 (the values in effect) but kept their red outline and the messages about -5 and
+    'abc'. A box that shows the value in effect again carries no message about other text."""
+    page = strict_page
+    page.goto(site_url)
+    settle(page, sweeps=False)
+    for name, text in (("requests", "-5"), ("skew", "abc")):
+        page.fill(f"#ctl-{name}", text)
+        page.press(f"#ctl-{name}", "Enter")
+        page.wait_for_selector(f'[data-error-for="{name}"]:not(:empty)', state="attached")
+    n = drawn(page)
+    page.fill("#ctl-slots", "16")
+    page.press("#ctl-slots", "Enter")
+    page.wait_for_function("n => Number(document.documentElement.dataset.drawn) > n"
+                           " && !('busy' in document.documentElement.dataset)", arg=n)
+    for name, value in (("requests", "64"), ("skew", "0.6")):
+        assert page.input_value(f"#ctl-{name}") == value
+        assert page.text_content(f'[data-error-for="{name}"]') == "", name
+        assert page.get_attribute(f"#ctl-{name}", "aria-invalid") == "false", name
+    assert page.locator(".field.invalid").count() == 0
+    assert page.text_content("#form-message") == ""
+    assert page.evaluate("location.search") == "?slots=16"
+    want = native.compare({"server": {"slots": 16}})
+    assert metrics_match(read_metrics(page), flat_metrics(want)) >= 46
+    # typed back over a bad value in the same box: the message goes too, and nothing reruns
+    page.fill("#ctl-requests", "0")
+    page.press("#ctl-requests", "Enter")
+    page.wait_for_selector('[data-error-for="requests"]:not(:empty)', state="attached")
+    page.fill("#ctl-requests", "64")
+    page.press("#ctl-requests", "Enter")
+    page.wait_for_selector('[data-error-for="requests"]:empty', state="attached")
+    assert page.locator(".field.invalid").count() == 0

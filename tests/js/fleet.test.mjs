@@ -7,7 +7,8 @@ import { engine } from './engine.mjs';
 import { makeContext } from '../../web/state/context.js';
 import { parseURL } from '../../web/state/url.js';
 import { pageRequests, startupRequests, oneServer } from '../../web/engine/requests.js';
-import { fleetView, nearestRequest, favoured, stateAt, runEnd, routingHint, routerKnobs, routerWords } from '../../web/state/fleet.js';
+import { fleetView, nearestRequest, favoured, stateAt, runEnd, routingHint, routerKnobs, routerWords, bestRows } from '../../web/state/fleet.js';
+import { fmt } from '../../web/draw/format.js';
 import { columns, tickAlpha } from '../../web/draw/fleet.js';
 
 const { schema, presets, story } = engine();
@@ -58,9 +59,21 @@ test('where each request went, and the replica its scores favour', () => {
   assert.equal(nearestRequest(res, 0, 18, 3), 2);
   assert.equal(nearestRequest(res, 0, 10, 3), -1);               // nothing within the tolerance
   assert.equal(nearestRequest(res, 1, 100, 1000), 3);
-  assert.equal(favoured([3, 1, 2], 'lowest'), 1);
-  assert.equal(favoured([0.2, 1.5, 1.5], 'highest'), 1);            // the first on a tie
-  assert.equal(favoured([null, 4, null, 2], 'lowest'), 3);          // power of two: two drawn
+  assert.deepEqual(favoured([3, 1, 2], 'lowest'), [1]);
+  assert.deepEqual(favoured([0.2, 1.5, 1.5], 'highest'), [1, 2]);   // a tie: the router's rule chose
+  assert.deepEqual(favoured([null, 4, null, 2], 'lowest'), [3]);    // power of two: two drawn
+  assert.deepEqual(favoured([null, 4, null, 4], 'lowest'), [1, 3]);
+  assert.deepEqual(favoured([null, null], 'lowest'), []);
+});
+
+test('the router comparison bolds every value that ties for the best as shown, none when all look alike', () => {
+  const rows = (values, better) => [...bestRows(values, fmt, better)].sort();
+  // 192.33, 192.33 and 192.345 all read "192.3": the exact maximum alone was bolded
+  assert.deepEqual(rows([192.33, 192.07, 192.332, null, 192.345, 192.23], 'highest'), [0, 2, 4]);
+  assert.deepEqual(rows([1.5, 1, 1.24, 1], 'lowest'), [1, 3]);
+  assert.deepEqual(rows([1242.2, 1241.9, 1242.4], 'highest'), []);     // every one "1,242": no best
+  assert.deepEqual(rows([null, 3, null], 'lowest'), []);                 // one in so far
+  assert.deepEqual(rows([null, null], 'lowest'), []);
 });
 
 test('a replica at a time, and its lane folded into pixel columns', () => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { engine } from './engine.mjs';
 import { makeContext } from '../../web/state/context.js';
 import { parseURL, toQuery, parseView } from '../../web/state/url.js';
-import { defaults, exists, scenarioFrom, valuesFromScenario, parseField } from '../../web/state/schema.js';
+import { defaults, exists, scenarioFrom, valuesFromScenario, parseField, hintOf } from '../../web/state/schema.js';
 
 const { schema, presets } = engine();
 const ctx = makeContext(schema, presets);
@@ -37,6 +37,18 @@ test('every field round-trips through the URL', () => {
     // and through the nested scenario the engine takes
     assert.deepEqual(valuesFromScenario(ctx.fields, scenarioFrom(ctx.fields, values))[f.path], values[f.path], f.path);
   }
+});
+
+test('a hint follows the values it depends on: the pool\'s server example works with the cost model', () => {
+  const f = ctx.fields.find((x) => x.path === 'cluster.prefill.server');
+  const values = defaults(ctx.fields);
+  assert.ok(hintOf(f, values).includes('{"slots": 16}') && !hintOf(f, values).includes('"tp"'));
+  assert.ok(hintOf(f, { ...values, 'server.cost': 'roofline' }).includes('{"cost": {"tp": 2}}'));
+  const kv = ctx.fields.find((x) => x.path === 'server.kv_tokens');
+  assert.equal(hintOf(kv, values), kv.hint);
+  assert.match(hintOf(kv, { ...values, 'server.cost': 'roofline' }), /auto: the KV the GPU leaves/);
+  // the not-JSON message's example is one every cost model takes
+  assert.match(parseField(f, '{"cost": {"tp": 2}').error, /e\.g\. \{"slots": 16\}$/);
 });
 
 test('a pool\'s server overrides: JSON objects only, empty = none, anything else a message', () => {

@@ -63,14 +63,25 @@ export function nearestRequest(res, k, t, tol) {
   return best;
 }
 
-/** Which replica the router's scores favour: the index of the best non-null score, or -1. */
+/** The replicas the router's scores favour: the indices of the best non-null score, several on
+ *  a tie (which the router's own rule breaks: schema routers[].tie), or none. */
 export function favoured(scores, best) {
-  let k = -1;
-  scores.forEach((s, i) => {
-    if (s == null) return;
-    if (k < 0 || (best === 'highest' ? s > scores[k] : s < scores[k])) k = i;
-  });
-  return k;
+  let top = null;
+  for (const s of scores) if (s != null && (top == null || (best === 'highest' ? s > top : s < top))) top = s;
+  return top == null ? [] : scores.flatMap((s, i) => (s === top ? [i] : []));
+}
+
+/** The rows a column of the router comparison bolds (values: one per row, null for none yet;
+ *  show: the column's formatter): every row whose value, as shown, ties with the best one
+ *  (better: 'highest' or 'lowest'), so equal-looking cells are never told apart by digits the
+ *  page does not show; none when every value shows the same, or fewer than two are in. */
+export function bestRows(values, show, better) {
+  const xs = values.filter((x) => x != null);
+  if (xs.length < 2) return new Set();
+  const top = show(xs.reduce((a, b) => ((better === 'highest' ? b > a : b < a) ? b : a)));
+  const shown = values.map((x) => (x == null ? null : show(x)));
+  if (shown.every((t) => t == null || t === top)) return new Set();
+  return new Set(shown.flatMap((t, i) => (t === top ? [i] : [])));
 }
 
 /** A replica's state at time t from its passes log: {rows, kv} of the run under t (or null when

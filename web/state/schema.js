@@ -36,6 +36,12 @@ export function isVisible(f, values, fields, lanes) {
   return exists(f, values, fields) && holds(f.shown_if, values);
 }
 
+/** The field's hint for these values: the first of its hint_when whose conditions hold, else its
+ *  hint (an example that works with the cost model chosen). */
+export function hintOf(f, values) {
+  return (f.hint_when || []).find(([conditions]) => holds(conditions, values))?.[1] ?? (f.hint || '');
+}
+
 export function defaults(fields) {
   return Object.fromEntries(fields.map((f) => [f.path, f.default]));
 }
@@ -86,7 +92,7 @@ function parseOverrides(f, raw, fail) {
   if (raw === '' || /^(null|none)$/i.test(raw)) return { value: null };
   if (raw.length > MAX_OVERRIDES) return { error: `${f.path}: at most ${MAX_OVERRIDES} characters` };
   let v;
-  try { v = JSON.parse(raw); } catch { return { error: `${f.path} = ${show(raw)}: not JSON; must be ${f.allowed}, e.g. {"cost": {"tp": 2}}` }; }
+  try { v = JSON.parse(raw); } catch { return { error: `${f.path} = ${show(raw)}: not JSON; must be ${f.allowed}, e.g. {"slots": 16}` }; }
   if (!v || typeof v !== 'object' || Array.isArray(v)) return fail();
   return { value: v };
 }

@@ -3,7 +3,7 @@
 // a message beside the control naming the field and its allowed range, and the page keeps showing
 // the last good result. Controls are identified by the field's URL name (id="ctl-<url>").
 
-import { parseField, isVisible, groupTitle, valueText } from '../state/schema.js';
+import { parseField, isVisible, groupTitle, valueText, hintOf } from '../state/schema.js';
 import { sliderScale } from '../state/slider.js';
 import { el } from './dom.js';
 
@@ -19,8 +19,8 @@ function setSlider(slider, scale, value) {
 
 export function buildControls(container, schedList, laneBox, schema, fields, { onValue, onLane }) {
   container.replaceChildren();
-  // path -> {f, row, input, slider, err, source, refused}; refused: the engine's message for the
-  // value in effect (it stays refused until a run succeeds or the values are replaced)
+  // path -> {f, row, input, slider, err, source, refused}; refused: {message, source} the engine
+  // gave for the value in effect (it stays refused until a run succeeds or the values are replaced)
   const rows = new Map();
   let inEffect = {};               // the values last set (setValues), i.e. last sent to the engine,
                                    // refused ones included (the page's own object, not a copy)
@@ -59,11 +59,12 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
       slider = el('input', { type: 'range', min, max, step, 'aria-label': `${f.label} slider`, tabindex: '-1' });
       row.append(slider);
     }
-    row.append(el('p', { class: 'hint', id: `${id}-hint`, text: f.hint || '' }));
+    const hint = el('p', { class: 'hint', id: `${id}-hint`, text: f.hint || '' });
+    row.append(hint);
     const err = el('p', { class: 'error', id: `${id}-err`, role: 'alert', 'data-error-for': f.url });
     row.append(err);
     groups.get(f.group).append(row);
-    rows.set(f.path, { f, row, input, slider, scale, err });
+    rows.set(f.path, { f, row, input, slider, scale, err, hint });
 
     let timer = null;
     const commit = (immediate) => {
@@ -73,7 +74,7 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
       // Back at the value in effect (Enter after the pause already sent it, or typed back): no new
       // run will answer, so the engine's message for it comes back; any other value clears it.
       const refused = r.value === inEffect[f.path] ? rows.get(f.path).refused : null;
-      setError(f.url, refused || '', refused ? 'engine' : 'client');
+      setError(f.url, refused?.message || '', refused?.source || 'client');
       if (slider && r.value != null) setSlider(slider, scale, r.value);
       const go = () => onValue(f.path, r.value);
       if (immediate) go(); else timer = setTimeout(go, COMMIT_MS);
@@ -117,29 +118,41 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
   return {
     setValues(values, lanes) {
       inEffect = values;
-      for (const { f, input, slider, scale, row } of rows.values()) {
+      for (const r of rows.values()) {
+        const { f, input, slider, scale, row, hint } = r;
+        const rewritten = input.type === 'checkbox' || document.activeElement !== input || input.tagName === 'SELECT';
         if (input.type === 'checkbox') input.checked = values[f.path] === true;
-        else if (document.activeElement !== input || input.tagName === 'SELECT') input.value = display(values[f.path]);
+        else if (rewritten) input.value = display(values[f.path]);
+        // the box shows the value in effect again: a message about the text it held (typed, or
+        // from the link) no longer describes it (the engine's, about the value in effect, stays)
+        if (rewritten && r.source === 'client') setError(f.url, '');
         if (slider && values[f.path] != null) setSlider(slider, scale, values[f.path]);
+        hint.textContent = hintOf(f, values);
         row.hidden = !isVisible(f, values, fields, lanes) && !row.classList.contains('invalid');
       }
       for (const [name, box] of laneInputs) box.checked = lanes.includes(name);
     },
     setError,
     clearErrors() { for (const r of rows.values()) { r.refused = null; setError(r.f.url, ''); } },
-    /** After a successful run, messages the engine gave for an earlier attempt no longer apply. */
-    clearEngineErrors() {
-      for (const r of rows.values()) { r.refused = null; if (r.source === 'engine') setError(r.f.url, ''); }
+    /** A run of `source` ('engine': the main run; 'fleet': the fleet figure's, which alone runs
+     *  the cluster's fields) was answered, or refused anew: the messages it gave for an earlier
+     *  attempt no longer apply. */
+    clearEngineErrors(source = 'engine') {
+      for (const r of rows.values()) {
+        if (r.refused?.source === source) r.refused = null;
+        if (r.source === source) setError(r.f.url, '');
+      }
     },
-    /** Put an engine ScenarioError beside the control its dotted field path belongs to; a message
-     *  about a whole section ("workload") has no one control (returns false). */
-    showEngineError(detail) {
+    /** Put an engine ScenarioError (of a run of `source`) beside the control its dotted field
+     *  path belongs to; a message about a whole section ("workload") has no one control (returns
+     *  false). */
+    showEngineError(detail, source = 'engine') {
       const path = detail?.field || '';
       const match = fields.filter((f) => rows.has(f.path) && (path === f.path || path.startsWith(`${f.path}.`)))
         .sort((a, b) => b.path.length - a.path.length)[0];
       if (!match) return false;
-      rows.get(match.path).refused = detail.message;
-      return setError(match.url, detail.message, 'engine');
+      rows.get(match.path).refused = { message: detail.message, source };
+      return setError(match.url, detail.message, source);
     },
   };
 }

@@ -7,9 +7,9 @@
 // reason), and the router comparison ("routers.<kind>.<metric>").
 
 import { el, $ } from './dom.js';
-import { fmt, fmtPct, fmtTime, fmtTimeColumn, maxOf, minOf } from '../draw/format.js';
+import { fmt, fmtPct, fmtTime, fmtTimeColumn, maxOf } from '../draw/format.js';
 import { drawLane, drawTimeAxis, timeAxis } from '../draw/fleet.js';
-import { fleetView, nearestRequest, favoured, stateAt, slotsOf, routingHint, routerKnobs, routerWords } from '../state/fleet.js';
+import { fleetView, nearestRequest, favoured, stateAt, slotsOf, routingHint, routerKnobs, routerWords, bestRows } from '../state/fleet.js';
 import { createParts } from './ttftparts.js';
 import { getPath } from '../state/schema.js';
 import { schedulerLabel } from '../state/context.js';
@@ -25,10 +25,13 @@ const NUMBERS = [
   ['fleet.goodput_per_gpu', 'goodput / GPU (req/s)', 'metrics.goodput_per_gpu', 'num'],
   ['router.load_imbalance', 'load: max / mean', 'router.load_imbalance', 'ratio'],
 ];
-// A replica's numbers: path in its entry, label, format; `opt` ones give way on a narrow screen.
+// A replica's numbers: path in its entry, label, format; `opt` ones give way on a narrow screen;
+// `pools`: what a pool's replicas show instead (a prefill replica emits no output tokens: its
+// work is the prompts, vLLM's "prompt throughput").
 const REPLICA = [
   { path: 'requests', label: 'requests', kind: 'num', bar: true },
-  { path: 'metrics.throughput_tok_s', label: 'tok/s', kind: 'num', opt: true },
+  { path: 'metrics.throughput_tok_s', label: 'tok/s', kind: 'num', opt: true,
+    pools: { prefill: { path: 'metrics.prompt_throughput_tok_s', title: 'prompt tokens per second (a prefill replica emits no output tokens)' } } },
   { path: 'metrics.ttft.p95', label: 'TTFT p95', kind: 'time', opt: true },
   { path: 'metrics.prefix_hit_rate', label: 'hits', kind: 'pct' },
 ];
@@ -62,7 +65,9 @@ function laneHeight(n, compact) {
 
 /**
  * ctx: {source, schema, onApply(path, value) (a router's button, the opener), cancel() (the side
- * work's), compact() (an embed: the share of a lane's usual height it gets, else 0)}.
+ * work's), compact() (an embed: the share of a lane's usual height it gets, else 0),
+ * onAnswer(detail) (the fleet's own run answered: detail null, or refused: the engine's error;
+ * the cluster's fields are run by this figure alone, so their messages come from here)}.
  * Returns {show(reqs), run(token, reqs), cancelled(), redraw()}.
  */
 export function createFleet(ctx) {
@@ -114,6 +119,7 @@ export function createFleet(ctx) {
     if (k === key) return;
     key = k;
     if (!reqs) {                      // one server again: nothing of the fleet stays in the page
+      ctx.onAnswer?.(null);           // (nor its refusal's message)
       shown = null;
       for (const id of ['fleet-numbers', 'fleet-lanes', 'fleet-decisions', 'fleet-routers']) $(id).replaceChildren();
       lanes = []; axisCanvas = null;
@@ -186,11 +192,13 @@ export function createFleet(ctx) {
       if (gone()) return;
       status(`Not simulated: ${err.detail?.message || err.message}`, true);
       progress(0, 0);
+      ctx.onAnswer?.(err.detail || { message: err.message });
       return;
     } finally {
       if (inFlight === token) inFlight = null;    // (a restart's run may be asked by now)
     }
     if (gone()) return;
+    ctx.onAnswer?.(null);
     const rows = showAnswer(reqs, res);
     let done = 0;
     for (const { kind, req } of reqs.routers) {
@@ -258,7 +266,8 @@ export function createFleet(ctx) {
 
   function renderLanes(v, res) {
     const most = maxOf(v.replicas.map((r) => r.requests), 1);
-    const shows = REPLICA.map((c) => columnShow(c.kind, v.replicas.map((r) => getPath(r, c.path))));
+    const cell = (c, r) => c.pools?.[r.pool] ?? c;      // a column's path (and title) for this replica
+    const shows = REPLICA.map((c) => columnShow(c.kind, v.replicas.map((r) => getPath(r, cell(c, r).path))));
     const head = el('tr', {}, el('th', { text: 'replica' }),
       ...REPLICA.map((c) => el('th', { class: c.opt ? 'opt' : null, text: c.label })),
       el('th', { class: 'lane-col', text: 'over time' }));
@@ -273,10 +282,11 @@ export function createFleet(ctx) {
       lanes.push({ canvas, k });
       wire(canvas, k);
       rows.push(el('tr', { class: r.pool ? `pool-${r.pool}` : null }, el('th', { title: who, text: r.pool ? `${r.pool[0].toUpperCase()}${r.replica}` : String(r.replica) }), ...REPLICA.map((c, i) => {
-        const x = getPath(r, c.path);
-        const name = `${r.name}.${c.path.replace(/^metrics\./, '')}`;
+        const { path, title } = cell(c, r);
+        const x = getPath(r, path);
+        const name = `${r.name}.${path.replace(/^metrics\./, '')}`;
         if (c.bar) return el('td', { class: 'with-bar' }, barred(metric('span', name, x, shows[i](x)), r.requests / most));
-        return metric('td', name, x, shows[i](x), { class: c.opt ? 'opt' : null });
+        return metric('td', name, x, shows[i](x), { class: c.opt ? 'opt' : null, title: title || null });
       }), el('td', { class: 'lane-cell' }, canvas)));
     });
     axisCanvas = el('canvas', { class: 'fleet-axis', 'aria-hidden': 'true' });
@@ -294,7 +304,7 @@ export function createFleet(ctx) {
     const n = v.replicas.filter((r) => r.pool === pool).length;
     const over = res.scenario.cluster[pool].server;
     const tp = over?.cost?.tp ?? res.scenario.server.cost?.tp;
-    const words = pool === 'prefill' ? 'compute the prompts' : 'receive the KV, then decode';
+    const words = pool === 'prefill' ? 'compute the prompts (tok/s: prompt tokens)' : 'receive the KV, then decode';
     return el('tr', { class: 'pool-head' }, el('th', { colspan: String(2 + REPLICA.length),
       text: `${pool === 'prefill' ? 'Prefill' : 'Decode'} pool: ${fmt(n)} replica${n === 1 ? '' : 's'}${tp ? ` × TP ${tp}` : ''}, ${fmt(slotsOf(res.scenario, pool))} slots; they ${words}` }));
   }
@@ -318,14 +328,14 @@ export function createFleet(ctx) {
 
   function renderRouters(rows) {
     const { reqs } = shown;
-    const ok = [...rows.values()].filter((r) => r && !r.error);
+    const valueOf = (kind, c) => { const r = rows.get(kind); return r && !r.error ? getPath(r, c.path) ?? null : null; };
     const range = COMPARE.map((c) => {
-      const xs = ok.map((r) => getPath(r, c.path)).filter((x) => x != null);
-      return { max: maxOf(xs, 0), best: c.better === 'highest' ? maxOf(xs, -Infinity) : minOf(xs, Infinity),
-        show: columnShow(c.kind, xs) };
+      const col = reqs.routers.map(({ kind }) => valueOf(kind, c));
+      const show = columnShow(c.kind, col.filter((x) => x != null));
+      return { max: maxOf(col, 0), show, best: bestRows(col, show, c.better) };
     });
     const head = el('tr', {}, el('th', { text: 'router' }), ...COMPARE.map((c) => el('th', { text: c.label })));
-    const body = reqs.routers.map(({ kind }) => {
+    const body = reqs.routers.map(({ kind }, row) => {
       const r = rows.get(kind);
       const label = routers.get(kind)?.label || kind;
       const name = el('button', { type: 'button', class: 'router-pick', 'data-router': kind,
@@ -340,7 +350,7 @@ export function createFleet(ctx) {
       COMPARE.forEach((c, i) => {
         const x = r ? getPath(r, c.path) : null;
         const hook = metric('span', `routers.${kind}.${c.key}`, x, r ? range[i].show(x) : '…');
-        tr.append(el('td', { class: `with-bar${x != null && x === range[i].best && ok.length > 1 ? ' best' : ''}` },
+        tr.append(el('td', { class: `with-bar${range[i].best.has(row) ? ' best' : ''}` },
           barred(hook, x == null || !range[i].max ? 0 : x / range[i].max)));
       });
       return tr;
@@ -383,13 +393,19 @@ export function createFleet(ctx) {
     if (scores && router?.score) {
       // (cache-aware's loads decide only when imbalanced: a match or the smallest tree did here)
       const decisive = !router.decides || router.decides.includes(reason);
-      const best = decisive ? favoured(scores, router.best) : -1;
+      const top = decisive ? favoured(scores, router.best) : [];
+      // a tie of best scores: the router's own rule chose among them, so the mark is where it went
+      const best = top.includes(k) ? k : top[0] ?? -1;
+      const who = pooled ? 'decode' : 'replica';
       kids.push(el('div', { class: 'tip-head', text: decisive ? `scores (${router.best} wins): ${router.score}`
         : `${router.score} (not what decided this request)` }));
       const list = el('dl');
-      scores.forEach((s, i) => list.append(el('dt', { text: `${pooled ? 'decode' : 'replica'} ${i}${i === k ? ' ←' : ''}` }),
+      scores.forEach((s, i) => list.append(el('dt', { text: `${who} ${i}${i === k ? ' ←' : ''}` }),
         el('dd', { class: i === best ? 'tip-best' : null, text: s == null ? 'not asked' : fmt(s) })));
       kids.push(list);
+      if (top.length > 1) {
+        kids.push(el('div', { class: 'tip-tie', text: `tie: ${who}s ${top.join(', ')} scored ${fmt(scores[best])}; chosen ${router.tie}` }));
+      }
     } else if (!scores && res.router.scores.length && id >= res.router.reasons.length) {
       kids.push(el('div', { text: 'scores: kept for the first requests only' }));
     }

@@ -70,15 +70,22 @@ export function buildKV(form, presets, onChange, fitField, fit) {
   const deployed = () => inputs.model.value !== 'custom' && inputs.gpu.value !== 'custom';
   const fire = () => { if (fitRow) fitRow.hidden = !deployed(); onChange(params()); };
   if (fitRow) fitRow.hidden = !deployed();
-  inputs.model.addEventListener('change', () => {
+  // a preset model's weights in the form (GB, rounded); sent as such only once edited (else the
+  // engine takes params x dtype exactly, as a deployment's kv_tokens "auto" does)
+  const presetWeight = () => {
+    const m = models[inputs.model.value];
+    return m ? String(+((m.params * (dtypes[inputs.dtype.value] ?? 2)) / 1e9).toFixed(3)) : null;
+  };
+  const fillModel = () => {
     const m = models[inputs.model.value];
     if (m) {
       inputs.layers.value = m.layers; inputs.kv_heads.value = m.kv_heads; inputs.head_dim.value = m.head_dim;
-      inputs.weight_gb.value = String(+((m.params * (dtypes[inputs.dtype.value] ?? 2)) / 1e9).toFixed(3));
+      inputs.weight_gb.value = presetWeight();
     }
-    fire();
-  });
-  inputs.gpu.addEventListener('change', () => { const g = gpus[inputs.gpu.value]; if (g) inputs.gpu_gb.value = String(g.gpu_bytes / 1e9); fire(); });
+  };
+  const fillGpu = () => { const g = gpus[inputs.gpu.value]; if (g) inputs.gpu_gb.value = String(g.gpu_bytes / 1e9); };
+  inputs.model.addEventListener('change', () => { fillModel(); fire(); });
+  inputs.gpu.addEventListener('change', () => { fillGpu(); fire(); });
   inputs.dtype.addEventListener('change', () => inputs.model.dispatchEvent(new Event('change')));
   inputs.fit?.addEventListener('change', fire);
   for (const k of NUMBERS) {
@@ -95,6 +102,7 @@ export function buildKV(form, presets, onChange, fitField, fit) {
     if (deployed()) Object.assign(p, { model: inputs.model.value, gpu: inputs.gpu.value });
     for (const k of NUMBERS) {
       const t = inputs[k].value.trim();
+      if (k === 'weight_gb' && p.model && t === presetWeight()) continue;   // the model's own
       const v = Number(t);
       const value = t === '' || !Number.isFinite(v) ? t : v;
       if (BYTES[k]) p[BYTES[k]] = typeof value === 'number' ? Math.round(value * 1e9) : value;
@@ -102,12 +110,28 @@ export function buildKV(form, presets, onChange, fitField, fit) {
     }
     return p;
   }
+  /** Show a deployment (the scenario's roofline cost: {model, gpu, tp, dtype,
+   *  gpu_memory_utilization, fit}), as if chosen here; asks the engine (returns true) only if the
+   *  form changed. */
+  function showDeployment(d) {
+    const before = JSON.stringify(params());
+    if (models[d.model]) inputs.model.value = d.model;
+    if (gpus[d.gpu]) inputs.gpu.value = d.gpu;
+    if (d.dtype in dtypes) inputs.dtype.value = d.dtype;
+    fillModel(); fillGpu();
+    inputs.gpus.value = String(d.tp);
+    inputs.gpu_mem_utilization.value = String(d.gpu_memory_utilization);
+    if (inputs.fit && d.fit) inputs.fit.value = d.fit;
+    if (JSON.stringify(params()) === before) return false;
+    fire();
+    return true;
+  }
   /** Where an engine message about kv_capacity's `field` goes (the form's own input, by name). */
   function errorBox(field) {
     const input = Object.entries(BYTES).find(([, bytes]) => bytes === field)?.[0] ?? field;
     return form.querySelector(`[data-error-for="kv-${input}"]`);
   }
-  return { params, inputs, errorBox };
+  return { params, inputs, errorBox, showDeployment };
 }
 
 // what each named fit (server.cost.fit) was fitted to, in the panel's words

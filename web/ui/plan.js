@@ -4,7 +4,8 @@
 // plan_point per candidate, plan_verdict), so progress shows and Cancel stops it between
 // candidates; then the engine's ranking by goodput per GPU, meets-SLO marks, the recommendation
 // and its reason in words, and a button per candidate that sets it in the scenario.
-// Hooks: data-metric "plan.<rank>.goodput_per_gpu" / ".meets_slo" / ".slo_attainment",
+// Hooks: data-metric "plan.<rank>.goodput_per_gpu" / ".meets_slo" / ".slo_attainment" /
+// ".ttft_p95" / ".tpot_p95" (the p95s every other figure shows),
 // the engine's reason in #plan-reason-text; each row's data-candidate is the candidate as JSON.
 
 import { el, $ } from './dom.js';
@@ -53,6 +54,7 @@ export function createPlanner(ctx) {
     $('plan-progress').value = total ? done / total : 1;
     $('plan-run-status').textContent = done < total ? `${done} of ${total} candidates` : '';
     $('plan-cancel').hidden = done >= total;
+    $('plan-bar').hidden = done >= total;            // no empty bar when nothing runs
   }
 
   /** The budget typed: an integer from 1 to max_gpus, else a message beside it. */
@@ -123,14 +125,19 @@ export function createPlanner(ctx) {
     }
   }
 
-  /** The engine refused the plan: beside the budget, or with the way to a roofline deployment. */
+  /** The engine refused the plan: beside the budget, or with the way to a roofline deployment
+   *  (in the page's words: the engine's name the command line's flags, --model and --gpu). */
   function refused(d) {
     progress(0, 0);
     $('plan-table').replaceChildren();
     $('plan-reason').replaceChildren();
     if (d.field === 'gpus') { $('plan-gpus-err').textContent = d.message; status(''); return; }
-    status(d.message, true);
-    if (d.field === fig.cost) $('plan-roofline').hidden = false;
+    if (d.field !== fig.cost) { status(d.message, true); return; }
+    const label = (path) => schema.fields.find((f) => f.path === path)?.label || path;
+    const cost = label(fig.cost);
+    status(`${cost} is ${d.value}: a plan is about real GPUs, so it needs a roofline deployment. Set ${cost} to `
+      + `${fig.open_cost} and choose its ${label(`${fig.cost}.model`)} and ${label(`${fig.cost}.gpu`)}, or press "${$('plan-roofline').textContent}".`, true);
+    $('plan-roofline').hidden = false;
   }
 
   /** The candidates' table: as they come (candidate order), then ranked (`ranked`, the engine's). */
@@ -139,12 +146,12 @@ export function createPlanner(ctx) {
     const most = maxOf(rows.map((r) => r.goodput_per_gpu), 0);
     const best = ranked ? canonical(candidateOf(doc.recommended)) : null;
     const searched = rows.some((r) => 'capacity_rps' in r);    // at capacity: the load found, in req/s
-    const head = el('tr', {}, ...['#', 'candidate', 'GPUs', 'goodput / GPU', searched ? 'at req/s' : null, 'within SLO', 'meets', 'TTFT p90', 'TPOT p90', '']
+    const head = el('tr', {}, ...['#', 'candidate', 'GPUs', 'goodput / GPU', searched ? 'at req/s' : null, 'within SLO', 'meets', 'TTFT p95', 'TPOT p95', '']
       .filter((t) => t !== null).map((t, i, all) => el('th', { class: i >= all.length - 3 && i < all.length - 1 ? 'opt' : null, text: t })));
     const body = rows.map((r, i) => {
       const key = canonical(candidateOf(r));
       const rank = ranked ? String(i + 1) : null;
-      const hook = (name, value, text, cls) => el('td', { class: cls || null, ...(rank ? { 'data-metric': `plan.${rank}.${name}`, 'data-value': String(value) } : {}), text });
+      const hook = (name, value, text, cls) => el('td', { class: cls || null, ...(rank ? { 'data-metric': `plan.${rank}.${name}`, 'data-value': value == null ? '' : String(value) } : {}), text });
       const bar = el('i', { class: 'fleet-bar' });
       bar.style.width = `${most ? (100 * r.goodput_per_gpu) / most : 0}%`;
       const gp = el('td', { class: 'with-bar' }, el('div', { class: 'barred' }, el('span', { class: 'track', 'aria-hidden': 'true' }, bar),
@@ -156,7 +163,7 @@ export function createPlanner(ctx) {
         el('td', { text: fmt(r.gpus) }), gp, searched ? hook('capacity_rps', r.capacity_rps, fmt(r.capacity_rps)) : null,
         hook('slo_attainment', r.slo_attainment, fmtPct(r.slo_attainment)),
         hook('meets_slo', r.meets_slo, r.meets_slo ? '✓' : '✗', r.meets_slo ? 'good' : 'bad'),
-        el('td', { class: 'opt', text: fmtTime(r.ttft_p90) }), el('td', { class: 'opt', text: fmtTime(r.tpot_p90) }), el('td', {}, apply));
+        hook('ttft_p95', r.ttft_p95, fmtTime(r.ttft_p95), 'opt'), hook('tpot_p95', r.tpot_p95, fmtTime(r.tpot_p95), 'opt'), el('td', {}, apply));
     });
     $('plan-table').replaceChildren(el('table', { class: 'plan-candidates' }, el('thead', {}, head), el('tbody', {}, ...body)));
     if (ranked) {
@@ -199,6 +206,7 @@ export function createPlanner(ctx) {
       if ($('plan-cancel').hidden) return;
       $('plan-run-status').textContent = 'cancelled';
       $('plan-cancel').hidden = true;
+      $('plan-bar').hidden = false;
       status('Cancelled: Plan runs it again.');
     },
   };

@@ -20,7 +20,8 @@ const WAIT_ENGINE_MS = 1500;   // at start, the side figures wait this long at m
  * ctx: {source, schema, fields, page (the page's context: state/context.js), root,
  *       state: () => ({values, view, lanes, cmp}),
  *       onUseKV(tokens), onApply(path, value), onDeploy(cost terms, {field path: value}),
- *       onCalibrated(cost), held(): the reader stopped the main run (nothing starts by itself)}.
+ *       onCalibrated(cost), onFleetAnswer(error detail or null: the fleet's own run answered),
+ *       held(): the reader stopped the main run (nothing starts by itself)}.
  *       Returns {begin(embed, fleetFirst), start(), live(), show(), supersede(), cancel(), redraw(),
  *       runCheck(), fleetAhead()}.
  */
@@ -41,7 +42,8 @@ export function createSideWork(ctx) {
   const sizing = {};          // figure -> the parameter the reader chose to sweep (fig.sweep.params)
   const defOf = (name) => sweepOf(schema.figures[name], sizing[name]);
   const state = () => ({ ...ctx.state(), sizing });
-  const fleet = createFleet({ source, schema, onApply: ctx.onApply, cancel: () => cancel(), compact: () => ({ story: 0.6, fleet: 0.8 })[root.dataset.embed] || 0 });
+  const fleet = createFleet({ source, schema, onApply: ctx.onApply, cancel: () => cancel(), onAnswer: ctx.onFleetAnswer,
+    compact: () => ({ story: 0.6, fleet: 0.8 })[root.dataset.embed] || 0 });
   const papers = createPapers({ source, schema });
   const showFleet = () => fleet.show(pageRequests(ctx.page, state()).fleet);
   const planner = createPlanner({ source, schema, onApply: ctx.onApply, start: () => start(), cancel: () => cancel(),
@@ -214,7 +216,22 @@ export function createSideWork(ctx) {
     let presets = null;
     try { presets = await source.call(KV_PRESETS.method, KV_PRESETS.params); } catch { /* the form still works */ }
     kvForm = buildKV($('kv-form'), presets, (params) => runKV(params), field('server.cost.fit'), ctx.state().values['server.cost.fit']);
-    runKV(null);
+    if (!syncKV()) runKV(null);
+  }
+
+  // The deployment panel shows the scenario's roofline deployment (it showed the article's "custom"
+  // GPU under ?gpu=h100-80gb) when it has one and whenever it changes; the reader's own choices
+  // in the panel stay until then. Returns whether the panel asked the engine again.
+  const DEPLOYMENT = ['model', 'gpu', 'tp', 'dtype', 'gpu_memory_utilization', 'fit'];
+  let kvShown = null;         // the scenario's deployment the panel was set to (its key)
+  function syncKV() {
+    const v = ctx.state().values, cost = schema.figures.kv.cost;
+    if (!kvForm || v[cost] !== 'roofline') { kvShown = null; return false; }
+    const d = Object.fromEntries(DEPLOYMENT.map((k) => [k, v[`${cost}.${k}`]]));
+    const key = JSON.stringify(d);
+    if (key === kvShown) return false;
+    kvShown = key;
+    return kvForm.showDeployment(d);
   }
 
   async function runCheck() {
@@ -298,8 +315,9 @@ export function createSideWork(ctx) {
       work.cancel();
       root.dataset.sweeping = '1';    // the figures' work is pending: start() follows
     },
-    /** A change: the fleet figure opens or closes at once, and drops numbers of other values. */
-    show: showFleet,
+    /** A change: the fleet figure opens or closes at once, and drops numbers of other values; the
+     *  deployment panel follows the scenario's deployment. */
+    show() { showFleet(); syncKV(); },
     /** Redraw what is already computed (theme or size change). */
     redraw() { for (const [name] of figures) if (points[name].length) draw(name); fleet.redraw(); },
   };

@@ -15,9 +15,10 @@ What a router may read (fleet/run.py), per replica `rep` of `self.fleet.replicas
 (decisions by reason), the scores what the page shows on hover. A router says in words what it is
 (`label`), what its scores are (`score`, and `best`: whether the lowest or the highest wins) and
 what a request did for each of its reasons (`why`), and under which reasons its best score is
-what decided (`decides`, None: all); schema() ships them (describe()), so the page names no
-router itself. `chosen(g, t, k)` follows every decision (the router's own index of where it sent
-what), `sent(g, t, k)` the request's arrival at that replica: the same moment but in a P/D
+what decided (`decides`, None: all), and how a tie of best scores is broken (`tie`, after
+"chosen"); schema() ships them (describe()), so the page names no router itself.
+`chosen(g, t, k)` follows every decision (the router's own index of where it sent what),
+`sent(g, t, k)` the request's arrival at that replica: the same moment but in a P/D
 fleet, whose decode replica gets a request after its prefill and transfer. Ties go to the
 lowest replica index unless the source breaks them at random (then with the router's seeded
 random.Random).
@@ -43,6 +44,7 @@ class Router:
     best = None            # "lowest" or "highest": the score that wins
     why = {}               # reason -> what the request did, in words
     decides = None         # the reasons under which its best score wins (None: every reason)
+    tie = "by the lowest replica index"     # how it breaks a tie of best scores, in words
 
     def __init__(self, scenario, fleet):
         self.fleet = fleet
@@ -64,10 +66,10 @@ class Router:
 
 
 def describe():
-    """[{name, label, score, best, why, decides}] of every registered router (the page's
+    """[{name, label, score, best, why, decides, tie}] of every registered router (the page's
     words)."""
     return [{"name": n, "label": c.label, "score": c.score, "best": c.best, "why": dict(c.why),
-             "decides": None if c.decides is None else list(c.decides)}
+             "decides": None if c.decides is None else list(c.decides), "tie": c.tie}
             for n, c in REGISTRY.items()]
 
 

@@ -19,6 +19,7 @@ class KvCost(Router):
     best = "lowest"
     why = {"overlap": "went to the lowest cost, where some of its blocks were cached",
            "load": "went to the lowest cost, where none of its blocks were cached"}
+    tie = "at random (Dynamo's selector draws among the workers of the lowest cost)"
 
     def __init__(self, scenario, fleet):
         super().__init__(scenario, fleet)

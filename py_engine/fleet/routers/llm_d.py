@@ -28,6 +28,7 @@ class LlmD(Router):
     best = "highest"
     why = {"prefix": "went to the best weighted score, where its prefix was cached",
            "load": "went to the best weighted score, where none of it was cached"}
+    tie = "at random (llm-d's max-score picker shuffles, then sorts by score)"
 
     def __init__(self, scenario, fleet):
         super().__init__(scenario, fleet)

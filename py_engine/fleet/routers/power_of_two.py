@@ -14,6 +14,7 @@ class PowerOfTwo(Router):
     best = "lowest"
     why = {"two_choices": "went to the less loaded of two replicas drawn at random",
            "only": "went to the only replica"}
+    tie = "as the first of the two drawn (load1 <= load2)"
 
     def pick(self, g, t):
         if self.n == 1:

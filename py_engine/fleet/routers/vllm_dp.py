@@ -15,6 +15,7 @@ class VllmDP(Router):
     score = "4 x waiting + running, as last published"
     best = "lowest"
     why = {"lowest_score": "went to the replica with the lowest 4 x waiting + running"}
+    tie = "as the first engine scanned (the lowest index)"
 
     def __init__(self, scenario, fleet):
         super().__init__(scenario, fleet)
