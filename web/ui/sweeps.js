@@ -159,9 +159,9 @@ export function renderAdvice(box, { rec, label, path, current, pts, unit, onAppl
   } else if (current != null && !cur && rec.value !== current) {
     box.append(make('p', { class: 'muted', text: `Current: ${label} = ${current} (not one of the points swept).` }));
   }
-  // the engine says whether a larger setting still serves more (its words then say so)
-  const cure = rec.rising ? '' : `; more ${label} will not fix that — a bigger deployment or less traffic will`;
-  if (rec.load) box.append(make('p', { class: 'bad', 'data-overloaded': '1', text: `Careful: ${rec.load}${cure}.` }));
+  // the engine's words say what would serve more: a larger setting, the deployment, or the
+  // knob that binds instead (rec.binds)
+  if (rec.load) box.append(make('p', { class: 'bad', 'data-overloaded': '1', text: `Careful: ${rec.load}.` }));
   const head = ['', 'tok/s', 'goodput/s', 'within SLO', 'p95 TTFT', 'p95 TPOT', 'p95 ITL'];
   const rows = pts.filter((p) => p[5]).sort((a, b) => a[0] - b[0]).map((p) => {
     const m = p[5];
