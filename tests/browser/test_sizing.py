@@ -5,8 +5,8 @@ and the deployment panel chooses the roofline's fit. Every number is the native 
 
 from urllib.parse import urlsplit
 
-from support.page import (flat_metrics, metrics_match, read_metrics, scenario_from_query, settle,
-                          wait_state)
+from support.page import (COUNT_CALLS, flat_metrics, metrics_match, read_metrics,
+                          scenario_from_query, settle, wait_state)
 
 from py_engine.app.figures import FIGURES
 
@@ -191,3 +191,26 @@ def test_the_sizing_figure_says_it_is_updating_until_its_sweep_comes_round(stric
     assert page.text_content("#slots-advice .advice-text") == sentence(rec["text"])
     if rec["value"] not in (None, 8):
         assert page.is_enabled("#slots-apply")
+
+
+def test_the_skew_sweep_is_not_run_on_a_production_trace(strict_page, site_url):
+    """Skew shapes the generator's lengths only: on a trace its sweep drew a flat line (~20 s on
+    Mooncake) and held up the sizing figure behind it. Now it is not run, and says why."""
+    page = strict_page
+    page.add_init_script(COUNT_CALLS)
+    page.goto(site_url + CONV)
+    settle(page)
+    assert page.is_visible("#skew-off") and page.is_hidden("#chart-skew")
+    assert page.text_content("#skew-off").startswith("Length skew applies to generated "
+                                                     "workloads only")
+    # every sweep call was the sizing figure's (11 points, asked again once the engine is live)
+    sizing = len(FIGURES["slots"]["sweep"]["values"])
+    calls = page.evaluate("() => window.__posted.filter((m) => m === 'sweep').length")
+    assert calls and calls % sizing == 0, calls
+    assert page.text_content("#slots-apply") == "Apply: max_num_seqs = 32"
+    # back to the generator: the sweep runs and is drawn
+    page.select_option("#ctl-trace", "none")
+    settle(page)
+    assert page.is_hidden("#skew-off") and page.is_visible("#chart-skew")
+    assert page.evaluate("() => window.__posted.filter((m) => m === 'sweep').length") >= \
+        calls + len(FIGURES["skew"]["sweep"]["values"])

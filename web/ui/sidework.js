@@ -74,9 +74,32 @@ export function createSideWork(ctx) {
    *  a big trace a minute or more): dimmed, saying so, its buttons off (as ui/fleet.js and
    *  ui/plan.js mark theirs: .stale). */
   function markStale() {
-    const reqs = pageRequests(ctx.page, state()).sweeps;
+    const { sweeps: reqs, off } = pageRequests(ctx.page, state());
     for (const [name] of figures) {
+      setOff(name, off[name]);
       setStale(name, !!shownFor[name] && !!reqs[name] && shownFor[name].key !== reqKey(reqs[name]));
+    }
+  }
+
+  /** A sweep of a field that changes nothing for these values (requests.js `off`: the skew of a
+   *  production trace) is not run: the figure says why instead of drawing a flat line. */
+  function setOff(name, f) {
+    const box = $(`fig-${name}`);
+    let note = $(`${name}-off`);
+    if (f && !note) box.append(note = el('p', { id: `${name}-off`, class: 'sweep-off muted' }));
+    if (note) {
+      note.hidden = !f;
+      const generated = f && Object.keys(f.shown_if || {}).some((p) => p.startsWith('workload.'));
+      note.textContent = !f ? '' : generated
+        ? `${f.label} applies to generated workloads only: a production trace (or a trace file) keeps its own requests, so this sweep would be flat and is not run.`
+        : `${f.label} changes nothing with the current settings, so its sweep is not run.`;
+    }
+    for (const e of box.querySelectorAll('.chart, .sweep-bar, .advice')) e.hidden = !!f;
+    if (f) {                  // any points shown were of a workload it applied to
+      points[name] = [];
+      swept[name] = null;
+      verdicts[name] = null;
+      shownFor[name] = null;
     }
   }
   function setStale(name, on) {
