@@ -196,7 +196,7 @@ def slo_verdict(counts, n, slo, p95):
     elif failing:
         # every limit that fails, and the share the verdict counts (every limit at once: the
         # sizing table's "within SLO"), so the words and the table say the same
-        why = "%s (%s of requests within the SLO; %.0f%% needed)" % (
+        why = "%s (%s within the SLO; %.0f%% needed)" % (
             " and ".join(_over(k, p95[k], slo[k], limits[k]) for k in failing),
             _pct(counts["all"] / n), 100 * slo["attainment"])
     return {"attainment": counts["all"] / n, "target": slo["attainment"], "meets": meets,

@@ -318,8 +318,8 @@ def test_the_advice_counts_every_limit_as_the_table_does():
     assert round(100 * m["slo"]["limits"]["ttft_ms"]) == 22
     assert round(100 * m["slo_attainment"]) == 14       # the table: Math.round(100 * x)
     assert m["slo"]["why"] == (
-        "p95 TTFT is %.1f s > 2.50 s and p95 TPOT is %.1f ms > 54 ms (14%% of requests within "
-        "the SLO; 90%% needed)" % (m["ttft"]["p95"] / 1000, m["tpot"]["p95"]))
+        "p95 TTFT is %.1f s > 2.50 s and p95 TPOT is %.1f ms > 54 ms (14%% within the SLO; 90%% "
+        "needed)" % (m["ttft"]["p95"] / 1000, m["tpot"]["p95"]))
 
 
 def test_a_failing_limit_whose_p95_is_within_it_is_not_said_to_be_over():
@@ -329,7 +329,7 @@ def test_a_failing_limit_whose_p95_is_within_it_is_not_said_to_be_over():
     slo = {"ttft_ms": 2000.0, "tpot_ms": None, "e2el_ms": None, "attainment": 0.99}
     v = slo_verdict({"ttft_ms": 97, "tpot_ms": None, "e2el_ms": None, "all": 97}, 100, slo,
                     {"ttft_ms": 1200.0, "tpot_ms": 20.0, "e2el_ms": 3000.0})
-    assert v["why"] == "TTFT > 2 s for 3% of requests (97% of requests within the SLO; 99% needed)"
+    assert v["why"] == "TTFT > 2 s for 3% of requests (97% within the SLO; 99% needed)"
 
 
 def test_a_gain_too_small_to_show_is_not_written_as_0_00_percent():

@@ -139,7 +139,7 @@ export function createSideWork(ctx) {
       const other = (schema.figures[name].sweep.params || []).some((p) => p.param === rec?.binds) ? rec.binds : null;
       renderAdvice(box, { rec, label: fieldWords(f), path: def.param, current, pts, unit, onApply: ctx.onApply,
         binds: other && { path: other, label: fieldWords(field(other)) },
-        onSweep: (path) => { sizing[name] = path; start(); }, stale: isStale(name) });
+        onSweep: (path) => { sizing[name] = path; $(`${name}-param`).value = path; start(); }, stale: isStale(name) });
     }
   }
 
@@ -156,7 +156,8 @@ export function createSideWork(ctx) {
     swept[name] = null;
     verdicts[name] = null;
     points[name] = [];          // the old points belong to other values: clear them first
-    shownFor[name] = { key: reqKey(reqs), def, st: { ...ctx.state(), values: { ...ctx.state().values } } };
+    const st = ctx.state();
+    shownFor[name] = { key: reqKey(reqs), def, st: { ...st, values: { ...st.values } } };
     setStale(name, false);
     draw(name);
     sweepUI(name, { done: 0, total: reqs.length });
