@@ -285,11 +285,17 @@ def sweep_point(job, value):
     return drain(sweep_point_steps(plan, value, None, work_cap))
 
 
+CAP = "server.slots"     # max_num_seqs: the most requests running at once (peak_running)
+
+
 def sweep_result(plan: SweepPlan, points: list) -> dict:
     """The third part: the points, in the plan's order, as the sweep's document, with the SLO
     sizing (analysis/slo.py: best = largest value meeting it)."""
     doc = {"param": plan.param, "path": plan.path, "values": list(plan.values), "points": points}
-    _slo.annotate(doc, plan.schedulers, plan.base["slo"], _words(fields.BY_PATH[plan.path]))
+    # a sweep of another field than max_num_seqs: the batch's cap, as set (it may bind instead)
+    cap = None if plan.path == CAP else {"path": CAP, "label": _words(fields.BY_PATH[CAP]),
+                                         "value": plan.base["server"]["slots"]}
+    _slo.annotate(doc, plan.schedulers, plan.base["slo"], _words(fields.BY_PATH[plan.path]), cap)
     for pt in points:
         pt.pop("rank", None)
     return doc

@@ -192,17 +192,32 @@ def slo_verdict(counts, n, slo, p95):
         failing = ["together"]
     why = None
     if failing == ["together"]:
-        why = "only %.0f%% of requests meet every limit at once" % (100 * counts["all"] / n)
+        why = "only %s of requests meet every limit at once" % _pct(counts["all"] / n)
     elif failing:
-        k = failing[0]
-        why = "%s is %s > %s (%.0f%% of requests within; %.0f%% needed)" % (
-            P95_WORDS[k], _time(p95[k]), _time(slo[k]), 100 * limits[k], 100 * slo["attainment"])
+        # every limit that fails, and the share the verdict counts (every limit at once: the
+        # sizing table's "within SLO"), so the words and the table say the same
+        why = "%s (%s within the SLO; %.0f%% needed)" % (
+            " and ".join(_over(k, p95[k], slo[k], limits[k]) for k in failing),
+            _pct(counts["all"] / n), 100 * slo["attainment"])
     return {"attainment": counts["all"] / n, "target": slo["attainment"], "meets": meets,
             "limits": limits, "failing": failing, "why": why}
 
 
 LIMITS = ("ttft_ms", "tpot_ms", "e2el_ms")
 P95_WORDS = {"ttft_ms": "p95 TTFT", "tpot_ms": "p95 TPOT", "e2el_ms": "p95 E2E latency"}
+
+
+def _over(k, p95, limit, share):
+    """A failing limit in words: its p95 over the limit, or, when the p95 is within it (a target
+    above 95%), the share of requests over it."""
+    if p95 is not None and p95 > limit:
+        return "%s is %s > %s" % (P95_WORDS[k], _time(p95), _time(limit))
+    return "%s > %s for %s of requests" % (P95_WORDS[k][4:], _time(limit), _pct(1 - share))
+
+
+def _pct(x):
+    """A share as the page's table rounds it (Math.round(100 * x): halves up)."""
+    return "%d%%" % math.floor(100 * x + 0.5)
 
 
 def _time(ms):

@@ -48,16 +48,17 @@ def best_value(points, scheduler):
     return None if pt is None else pt["value"]
 
 
-def annotate(result, schedulers, slo, label=None):
+def annotate(result, schedulers, slo, label=None, cap=None):
     """Add "slo", "best" (largest value meeting it), "lowest" (smallest value meeting it) and
     "recommendation" (recommend()), each {scheduler: ...}, to a sweep result whose points carry
-    meets_slo. label: the swept parameter's name in words."""
+    meets_slo. label: the swept parameter's name in words; cap: the batch's cap when the sweep
+    is of another field ({"path", "label", "value"}: max_num_seqs as set), see recommend()."""
     result["slo"] = dict(slo)
     result["best"] = {name: best_value(result["points"], name) for name in schedulers}
     result["lowest"] = {name: min((pt for pt in result["points"] if pt[name]["meets_slo"]),
                                   key=rank, default={"value": None})["value"]
                         for name in schedulers}
-    result["recommendation"] = {name: recommend(result, name, label or result["param"])
+    result["recommendation"] = {name: recommend(result, name, label or result["param"], cap)
                                 for name in schedulers}
     return result
 
@@ -66,11 +67,14 @@ OVERLOAD = 0.1      # a backlog of this share of the requests when the last one 
 ENOUGH = 1.01       # "as much": within 1% (goodput between settings, throughput rising)
 
 
-def recommend(result, name, label):
-    """{"value", "text", "overloaded", "load"}: the setting to use and why, in words ("set
-    max_num_seqs to 32: at 64, p95 TPOT is 85.5 ms > 80 ms ..."), whether the load exceeds the
-    deployment at every setting tried (a backlog when the last request arrives), and then how
-    much arrives and how much is served at most."""
+def recommend(result, name, label, cap=None):
+    """{"value", "text", "overloaded", "load", "rising", "binds"}: the setting to use and why, in
+    words ("set max_num_seqs to 32: at 64, p95 TPOT is 85.5 ms > 80 ms ..."), whether the load
+    exceeds what is served at every setting tried (a backlog when the last request arrives),
+    and then how much arrives, how much is served at most and what would serve more: a larger
+    setting when throughput still rises, else the deployment or the traffic, unless every run
+    had as many requests running as `cap` (max_num_seqs, not the field swept) allows: then that
+    cap binds, not the deployment ("binds": its path), and the words say to sweep it."""
     pts = sorted(result["points"], key=rank)
     n = [pt[name]["served_rps"] * pt[name]["makespan"] / 1000 for pt in pts]   # requests
     over = all(pt[name].get("offered_rps") and pt[name]["backlog"] > OVERLOAD * k
@@ -78,21 +82,33 @@ def recommend(result, name, label):
     load = None
     # does throughput still rise at the largest setting tried? then a larger one may serve more
     rising = len(pts) > 1 and pts[-1][name]["served_rps"] > pts[-2][name]["served_rps"] * ENOUGH
+    binds = cap is not None and all((pt[name].get("peak_running") or 0) >= cap["value"]
+                                    for pt in pts)
+    capped = ("%s = %s caps the batch: at every %s tried, %s requests run at once"
+              % (cap["label"], shown(cap["value"]), label, shown(cap["value"])) if binds else "")
     if over:
-        load = "the load exceeds the deployment: %.2f req/s arrive, at most %.2f are served" % (
+        served = "%.2f req/s arrive, at most %.2f are served" % (
             pts[0][name]["offered_rps"], max(pt[name]["served_rps"] for pt in pts))
-        if rising:
-            load += ("; throughput still rises at %s = %s: try larger values"
-                     % (label, shown(pts[-1]["value"])))
+        if binds:
+            load = "%s while the queue grows (%s); try sweeping %s" % (capped, served, cap["label"])
+        elif rising:
+            load = ("the load exceeds what any %s tried serves: %s; throughput still rises at "
+                    "%s = %s: try larger values" % (label, served, label, shown(pts[-1]["value"])))
+        else:
+            load = ("the load exceeds the deployment: %s; more %s will not fix that — a bigger "
+                    "deployment or less traffic will" % (served, label))
     rec = recommended_point(pts, name)
     best = None if rec is None else rec["value"]
     if rec is None:
         text = "no %s tried meets the SLO: at %s, %s" % (label, shown(pts[-1]["value"]),
                                                          pts[-1][name]["slo"]["why"])
+        if binds and not over:          # (an overload says it in `load`)
+            text += "; %s: try sweeping %s" % (capped, cap["label"])
     else:
         slots = result.get("path") == "server.slots"
         text = "set %s to %s" % (label, shown(best)) + _reasons(pts, name, label, rec, slots)
-    return {"value": best, "text": text, "overloaded": over, "load": load, "rising": rising}
+    return {"value": best, "text": text, "overloaded": over, "load": load, "rising": rising,
+            "binds": cap["path"] if binds else None}
 
 
 def recommended_point(points, name):
@@ -128,7 +144,9 @@ def _reasons(pts, name, label, rec, slots):
     if more:
         gain = max(more) / good - 1 if good else 0.0
         out.append("larger settings that meet it " + (
-            "serve no more goodput" if gain <= 0 else "add at most %s goodput" % _share(gain)))
+            "serve no more goodput" if gain <= 0 else
+            "add less than 0.01% goodput" if _share(gain) == _share(0.0) else
+            "add at most %s goodput" % _share(gain)))
     fail = [pt for pt in above if not pt[name]["meets_slo"]]
     if fail:
         out.append("at %s, %s" % (shown(fail[0]["value"]), fail[0][name]["slo"]["why"]))

@@ -266,3 +266,85 @@ def test_the_cli_sweep_table_says_the_recommendation():
     assert rec["value"] == 32
     assert "vllm: recommended: %s" % rec["text"] in p.stdout.splitlines()
     assert rec["text"].startswith("set max_num_seqs to 32: ")
+
+
+# The sizing advice (walkthrough: the page's sizing figure on azure-conv-2023, vLLM on one H100)
+CONV = {"scheduler": "vllm",
+        "workload": {"trace": {"name": "azure-conv-2023", "count": 300}},
+        "server": {"chunk": 0, "cost": {"kind": "roofline"}, "max_num_batched_tokens": 8192,
+                   "kv_tokens": "auto"},
+        "slo": {"ttft_ms": 500.0, "tpot_ms": 15.0}}
+
+
+def test_an_overload_that_max_num_seqs_caps_is_not_called_the_deployments():
+    """Sweeping max_num_batched_tokens at 8 slots said "the load exceeds the deployment ... a
+    bigger deployment or less traffic will", yet every run had its 8 slots full and 32 slots
+    meet the SLO on the same deployment."""
+    values = [256, 1024, 8192, 16384]
+    r = sweep(CONV, "max_num_batched_tokens", values, ["vllm"])
+    rec = r["recommendation"]["vllm"]
+    assert all(pt["vllm"]["peak_running"] == 8 for pt in r["points"])
+    assert rec["value"] is None and rec["overloaded"] and rec["binds"] == "server.slots"
+    assert rec["load"].startswith("max_num_seqs = 8 caps the batch: at every "
+                                  "max_num_batched_tokens tried, 8 requests run at once while "
+                                  "the queue grows (")
+    assert rec["load"].endswith("; try sweeping max_num_seqs")
+    assert "deployment" not in rec["load"]
+    # the claim holds: more max_num_seqs meets the SLO on the same deployment
+    slots = sweep(CONV, "slots", [8, 32], ["vllm"])
+    assert [pt["vllm"]["meets_slo"] for pt in slots["points"]] == [False, True]
+    assert slots["recommendation"]["vllm"]["binds"] is None      # (it is the field swept)
+    # where the batch is not full at every setting, the deployment is what is short
+    busy = dict(CONV, workload={"trace": {"name": "azure-conv-2023", "count": 300,
+                                          "rate_scale": 8.0}},
+                server=dict(CONV["server"], slots=256))
+    rec = sweep(busy, "max_num_batched_tokens", [256, 2048, 8192],
+                ["vllm"])["recommendation"]["vllm"]
+    assert rec["binds"] is None
+    assert rec["load"].startswith("the load exceeds the deployment: ")
+    assert rec["load"].endswith("more max_num_batched_tokens will not fix that — a bigger "
+                                "deployment or less traffic will")
+
+
+def test_the_advice_counts_every_limit_as_the_table_does():
+    """At 32 slots both TTFT and TPOT fail; the words named TTFT alone and its own share (22%)
+    where the table's "within SLO" (every limit at once) says 14%."""
+    sc = {"scheduler": "vllm", "workload": {"requests": 300, "skew": 0.3, "prompt_mean": 2000,
+                                            "output_mean": 200,
+                                            "arrival": {"kind": "poisson", "rate": 6.0}},
+          "slo": {"ttft_ms": 2500.0, "tpot_ms": 54.0}}
+    m = sweep(sc, "slots", [32], ["vllm"])["points"][0]["vllm"]
+    assert m["slo"]["failing"] == ["ttft_ms", "tpot_ms"]
+    assert round(100 * m["slo"]["limits"]["ttft_ms"]) == 22
+    assert round(100 * m["slo_attainment"]) == 14       # the table: Math.round(100 * x)
+    assert m["slo"]["why"] == (
+        "p95 TTFT is %.1f s > 2.50 s and p95 TPOT is %.1f ms > 54 ms (14%% within the SLO; 90%% "
+        "needed)" % (m["ttft"]["p95"] / 1000, m["tpot"]["p95"]))
+
+
+def test_a_failing_limit_whose_p95_is_within_it_is_not_said_to_be_over():
+    """A target above 95%: the p95 may be within the limit while too few requests are; "p95
+    TTFT is 1.2 s > 2 s" was said."""
+    from py_engine.analysis.metrics import slo_verdict
+    slo = {"ttft_ms": 2000.0, "tpot_ms": None, "e2el_ms": None, "attainment": 0.99}
+    v = slo_verdict({"ttft_ms": 97, "tpot_ms": None, "e2el_ms": None, "all": 97}, 100, slo,
+                    {"ttft_ms": 1200.0, "tpot_ms": 20.0, "e2el_ms": 3000.0})
+    assert v["why"] == "TTFT > 2 s for 3% of requests (97% within the SLO; 99% needed)"
+
+
+def test_a_gain_too_small_to_show_is_not_written_as_0_00_percent():
+    """"larger settings that meet it add at most 0.00% goodput" (azure-conv-2023, 2,000
+    requests: 64 slots served 0.004% more than 32)."""
+    from py_engine.analysis.slo import recommend
+
+    def pt(value, good, meets=True):
+        return {"value": value, "vllm": {"meets_slo": meets, "goodput_rps": good,
+                                         "served_rps": good, "makespan": 1000.0,
+                                         "offered_rps": None, "backlog": 0, "peak_running": value,
+                                         "slo": {"why": None if meets else "p95 TTFT is 9 s > 2 s"}}}
+    for more, words in [(4.0001, "add less than 0.01% goodput"),
+                        (4.0, "serve no more goodput"),
+                        (4.02, "add at most 0.50% goodput")]:
+        r = {"path": "server.slots", "points": [pt(16, 1.0, False), pt(32, 4.0), pt(64, more)]}
+        text = recommend(r, "vllm", "max_num_seqs")["text"]
+        assert "larger settings that meet it %s" % words in text and "0.00%" not in text

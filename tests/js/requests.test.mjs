@@ -26,6 +26,18 @@ test('an embed asks only for its own figure', () => {
   assert.deepEqual(reqs.kv, []);
 });
 
+test('the skew sweep is not run on a production trace (skew shapes generated requests only)', () => {
+  assert.ok(pageRequests(ctx, parseURL('', ctx)).sweeps.skew.length > 1);
+  assert.deepEqual(pageRequests(ctx, parseURL('', ctx)).off, {});
+  const reqs = pageRequests(ctx, parseURL('?trace=mooncake-conv-2025&count=200', ctx));
+  assert.equal(reqs.sweeps.skew, undefined);
+  assert.equal(reqs.off.skew.path, 'workload.skew');
+  assert.ok(reqs.sweeps.slots.length > 1);                    // the sizing sweep still runs
+  // nor on the reader's own trace file
+  const items = [{ arrive: 0, prompt: 10, out: 5 }];
+  assert.equal(pageRequests(ctx, { ...parseURL('', ctx), items }).off.skew.path, 'workload.skew');
+});
+
 test('canonical JSON sorts keys at every depth', () => {
   assert.equal(canonical({ b: 1, a: { d: [2, { z: 1, y: 0 }], c: null } }), '{"a":{"c":null,"d":[2,{"y":0,"z":1}]},"b":1}');
 });

@@ -2,7 +2,7 @@
 // from pageRequests(); the build answers startupRequests() natively (tools/snapshot.py runs this
 // module in Node), so whatever the page asks before its engine is live is already answered.
 
-import { scenarioFrom } from '../state/schema.js';
+import { matters, scenarioFrom } from '../state/schema.js';
 import { parseURL, storyStep } from '../state/url.js';
 import { baseSchedulers } from '../state/context.js';
 
@@ -117,9 +117,10 @@ export const CHECK = { method: 'check', params: {} };
 
 /**
  * What each figure asks of the engine for a page state {values, view}:
- * {main, sweeps: {figure: [{x, req}]}, stall, kv: [...], fleet}. An embed asks only for its own
- * figure (main null: it reads nothing of it). Every figure but the fleet runs one server
- * (oneServer).
+ * {main, sweeps: {figure: [{x, req}]}, off: {figure: the swept field}, stall, kv: [...], fleet}.
+ * An embed asks only for its own figure (main null: it reads nothing of it). Every figure but the
+ * fleet runs one server (oneServer). A sweep of a field that changes nothing for these values
+ * (the skew of a production trace: matters()) is not run: `off` names it instead.
  */
 export function pageRequests(ctx, state) {
   const { schema, fields } = ctx;
@@ -129,12 +130,16 @@ export function pageRequests(ctx, state) {
   const only = embeddedFigure(ctx, state.view);
   const wants = (fig) => !only || only === fig;
   // an embed of a figure that reads nothing of the main comparison runs none (figures: alone)
-  const out = { main: schema.figures[only]?.alone ? null : compareRequest(scenario, lanes), sweeps: {}, stall: null, kv: [],
+  const out = { main: schema.figures[only]?.alone ? null : compareRequest(scenario, lanes), sweeps: {}, off: {}, stall: null, kv: [],
     fleet: wants('fleet') ? fleetRequests(ctx, state.values, lanes, state.items) : null };
   // an embedded P/D fleet is about its pools and TTFT parts: no room (nor runs) for every router
   if (only === 'fleet' && out.fleet?.pooled) out.fleet.routers = [];
   for (const [name, fig] of Object.entries(schema.figures)) {
-    if (fig.sweep && wants(name)) out.sweeps[name] = sweepRequests(sweepOf(fig, state.sizing?.[name]), scenario, lanes, schema.schedulers);
+    if (!fig.sweep || !wants(name)) continue;
+    const def = sweepOf(fig, state.sizing?.[name]);
+    const f = schema.fields.find((x) => x.path === def.param);
+    if (f && !matters(f, state.values, state.items)) out.off[name] = f;
+    else out.sweeps[name] = sweepRequests(def, scenario, lanes, schema.schedulers);
   }
   if (wants('stall')) out.stall = stallRequest(scenario);
   if (wants('kv')) out.kv = [KV_PRESETS, kvRequest(null)];

@@ -42,6 +42,14 @@ export function hintOf(f, values) {
   return (f.hint_when || []).find(([conditions]) => holds(conditions, values))?.[1] ?? (f.hint || '');
 }
 
+/** Does setting the field change the run for these values (its shown_if holds)? A field worth
+ *  showing only for some workload (the generator's: no production trace) changes nothing of a
+ *  trace file's requests either (items: the reader's file). */
+export function matters(f, values, items = null) {
+  if (items && Object.keys(f.shown_if || {}).some((p) => p.startsWith('workload.'))) return false;
+  return holds(f.shown_if, values);
+}
+
 export function defaults(fields) {
   return Object.fromEntries(fields.map((f) => [f.path, f.default]));
 }

@@ -33,6 +33,9 @@ export function createSideWork(ctx) {
   const points = Object.fromEntries(figures.map(([name]) => [name, []]));
   const verdicts = {};        // figure -> the engine's recommendation once every point is in
   const swept = {};           // figure -> its requests' key once all its points (and verdict) are in
+  // figure -> {key, def, st}: the requests its points answer (reqKey), the sweep and the page
+  // state they were asked for (drawn with them, not with newer values); null once cleared
+  const shownFor = {};
   const field = (path) => fields.find((f) => f.path === path) || schema.fields.find((f) => f.path === path);
   let timer = null;
   let stallKey = null;
@@ -64,9 +67,55 @@ export function createSideWork(ctx) {
     cancel.hidden = state.done >= state.total;
   }
 
+  /** A figure's requests as a key (the points differ only by their x: one request's JSON, not
+   *  one per point). */
+  const reqKey = (reqs) => canonical(reqs[0]?.req ?? null) + reqs.map((r) => r.x).join();
+
+  /** A change: a figure whose points answer other requests than the new values' is stale until
+   *  its sweep comes round (after the fleet, the planner, the stall and the figures before it; on
+   *  a big trace a minute or more): dimmed, saying so, its buttons off (as ui/fleet.js and
+   *  ui/plan.js mark theirs: .stale). */
+  function markStale() {
+    const { sweeps: reqs, off } = pageRequests(ctx.page, state());
+    for (const [name] of figures) {
+      setOff(name, off[name]);
+      setStale(name, !!shownFor[name] && !!reqs[name] && shownFor[name].key !== reqKey(reqs[name]));
+    }
+  }
+
+  /** A sweep of a field that changes nothing for these values (requests.js `off`: the skew of a
+   *  production trace) is not run: the figure says why instead of drawing a flat line. */
+  function setOff(name, f) {
+    const box = $(`fig-${name}`);
+    let note = $(`${name}-off`);
+    if (f && !note) box.append(note = el('p', { id: `${name}-off`, class: 'sweep-off muted' }));
+    if (note) {
+      note.hidden = !f;
+      const generated = f && Object.keys(f.shown_if || {}).some((p) => p.startsWith('workload.'));
+      note.textContent = !f ? '' : generated
+        ? `${f.label} applies to generated workloads only: a production trace (or a trace file) keeps its own requests, so this sweep would be flat and is not run.`
+        : `${f.label} changes nothing with the current settings, so its sweep is not run.`;
+    }
+    for (const e of box.querySelectorAll('.chart, .sweep-bar, .advice')) e.hidden = !!f;
+    if (f) {                  // any points shown were of a workload it applied to
+      points[name] = [];
+      swept[name] = null;
+      verdicts[name] = null;
+      shownFor[name] = null;
+    }
+  }
+  function setStale(name, on) {
+    const box = $(`fig-${name}`);
+    if (box.classList.contains('stale') === on) return;
+    box.classList.toggle('stale', on);
+    $(`${name}-status`).textContent = on ? 'updating… (queued: the figures run one at a time)' : '';
+    for (const b of $(`${name}-advice`)?.querySelectorAll('button') ?? []) b.disabled = on;
+  }
+  const isStale = (name) => $(`fig-${name}`).classList.contains('stale');
+
   function draw(name) {
-    const def = defOf(name);
-    const st = ctx.state();
+    // the points with the sweep and values they answer (a stale figure keeps them, dimmed)
+    const { def, st } = shownFor[name] ?? { def: defOf(name), st: ctx.state() };
     const canvas = $(`chart-${name}`);
     const pts = points[name];
     if (!def.limit) { drawSpeedup(canvas, def, field(def.param), pts, st.values[def.param]); return; }
@@ -76,7 +125,7 @@ export function createSideWork(ctx) {
     const rule = $(`${name}-rule`);
     if (rule) rule.textContent = sloRule(ctx.fields, st.values, unit);
     const pick = $(`${name}-param`);
-    if (pick) pick.value = def.param;
+    if (pick) pick.value = defOf(name).param;      // the reader's choice, even before it is swept
     const f = field(def.param), current = st.values[def.param];
     const done = pts.length === def.values.length;
     drawSizing(canvas, def, {
@@ -87,7 +136,12 @@ export function createSideWork(ctx) {
     if (lat) drawLatency(lat, def, { field: f, current, values: st.values }, pts);
     const box = $(`${name}-advice`);
     if (box) {
-      renderAdvice(box, { rec: done ? verdicts[name] ?? null : null, label: fieldWords(f), path: def.param, current, pts, unit, onApply: ctx.onApply });
+      const rec = done ? verdicts[name] ?? null : null;
+      // the field that binds instead of the one swept, when this figure can sweep it
+      const other = (schema.figures[name].sweep.params || []).some((p) => p.param === rec?.binds) ? rec.binds : null;
+      renderAdvice(box, { rec, label: fieldWords(f), path: def.param, current, pts, unit, onApply: ctx.onApply,
+        binds: other && { path: other, label: fieldWords(field(other)) },
+        onSweep: (path) => { sizing[name] = path; $(`${name}-param`).value = path; start(); }, stale: isStale(name) });
     }
   }
 
@@ -99,12 +153,14 @@ export function createSideWork(ctx) {
     started.add(name);
     // the same points as those shown (a change this figure does not depend on: a fleet's router,
     // a theme): they stay, and the engine is free for the figures that did change
-    // (the points differ only by their x: one request's JSON, not one per point)
-    const key = canonical(reqs[0]?.req ?? null) + reqs.map((r) => r.x).join() + source.live;
-    if (swept[name] === key) return;
+    const key = reqKey(reqs) + source.live;
+    if (swept[name] === key) { setStale(name, false); return; }
     swept[name] = null;
     verdicts[name] = null;
     points[name] = [];          // the old points belong to other values: clear them first
+    const st = ctx.state();
+    shownFor[name] = { key: reqKey(reqs), def, st: { ...st, values: { ...st.values } } };
+    setStale(name, false);
     draw(name);
     sweepUI(name, { done: 0, total: reqs.length });
     for (const { x, req } of reqs) {
@@ -156,6 +212,7 @@ export function createSideWork(ctx) {
   function start(now = false) {
     ranLive = source.live || now;   // (a fleet first waits for the engine: all of it is engine-made)
     started.clear();
+    markStale();
     const token = work.start();
     clearTimeout(timer);
     root.dataset.sweeping = '1';
@@ -189,6 +246,8 @@ export function createSideWork(ctx) {
       if (!started.has(name)) {        // its points belong to older values: not shown as current
         points[name] = [];
         swept[name] = null;
+        shownFor[name] = null;
+        setStale(name, false);
         draw(name);
         $(`${name}-progress`).value = 0;
       }
@@ -314,6 +373,7 @@ export function createSideWork(ctx) {
       clearTimeout(timer);
       work.cancel();
       root.dataset.sweeping = '1';    // the figures' work is pending: start() follows
+      markStale();
     },
     /** A change: the fleet figure opens or closes at once, and drops numbers of other values; the
      *  deployment panel follows the scenario's deployment. */

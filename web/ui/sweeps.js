@@ -5,7 +5,7 @@
 
 import { lineChart } from '../draw/charts.js';
 import { theme } from '../draw/canvas-kit.js';
-import { fmtTime, maxOf } from '../draw/format.js';
+import { fmtTime, fmtTimeColumn, maxOf } from '../draw/format.js';
 import { el } from './dom.js';
 import { getPath } from '../state/schema.js';
 
@@ -136,19 +136,25 @@ export function drawSizing(canvas, def, { field, limitField, limit, current, uni
   return best;
 }
 
+/** The engine's words (a clause: the CLI writes it after "recommended: ") as a sentence. */
+const sentence = (text) => `${text.charAt(0).toUpperCase()}${text.slice(1)}.`;
+
 /**
  * The sizing advice under the charts: the recommendation in words, a button that applies it, the
- * current setting's verdict, a warning when the load exceeds the deployment, and the table of
- * every point (data-sizing="<x>.<metric>" hooks).
+ * current setting's verdict, a warning when the load exceeds what is served (with a button that
+ * sweeps the field that binds instead, when the figure can: `binds` {path, label}, onSweep), and
+ * the table of every point (data-sizing="<x>.<metric>" hooks). stale: the values changed and
+ * the figure's new answer is not in yet: its buttons are off.
  */
-export function renderAdvice(box, { rec, label, path, current, pts, unit, onApply }) {
+export function renderAdvice(box, { rec, label, path, current, pts, unit, onApply, binds, onSweep, stale }) {
   const make = el;
   box.replaceChildren();
   if (!rec) return;
-  box.append(make('p', { class: 'advice-text', 'data-advice': rec.value == null ? '' : String(rec.value), text: `${rec.text}.` }));
+  box.append(make('p', { class: 'advice-text', 'data-advice': rec.value == null ? '' : String(rec.value), text: sentence(rec.text) }));
   const cur = pts.find((p) => p[0] === current);
   if (rec.value != null && rec.value !== current) {
     const btn = make('button', { type: 'button', id: 'slots-apply', text: `Apply: ${label} = ${rec.value}` });
+    btn.disabled = !!stale;
     btn.addEventListener('click', () => onApply(path, rec.value));
     box.append(btn);
   } else if (rec.value != null) {
@@ -159,11 +165,20 @@ export function renderAdvice(box, { rec, label, path, current, pts, unit, onAppl
   } else if (current != null && !cur && rec.value !== current) {
     box.append(make('p', { class: 'muted', text: `Current: ${label} = ${current} (not one of the points swept).` }));
   }
-  // the engine says whether a larger setting still serves more (its words then say so)
-  const cure = rec.rising ? '' : `; more ${label} will not fix that — a bigger deployment or less traffic will`;
-  if (rec.load) box.append(make('p', { class: 'bad', 'data-overloaded': '1', text: `Careful: ${rec.load}${cure}.` }));
+  // the engine's words say what would serve more: a larger setting, the deployment, or the
+  // knob that binds instead (rec.binds)
+  if (rec.load) box.append(make('p', { class: 'bad', 'data-overloaded': '1', text: `Careful: ${rec.load}.` }));
+  if (binds) {
+    const btn = make('button', { type: 'button', class: 'sweep-binds', 'data-sweep': binds.path, text: `Sweep ${binds.label}` });
+    btn.disabled = !!stale;
+    btn.addEventListener('click', () => onSweep(binds.path));
+    box.append(btn);
+  }
+  // each column of times in one unit, chosen from its largest value
+  const shown = pts.filter((p) => p[5]).sort((a, b) => a[0] - b[0]);
+  const time = Object.fromEntries(['ttft', 'tpot', 'itl'].map((k) => [k, fmtTimeColumn(shown.map((p) => p[5][k].p95), unit)]));
   const head = ['', 'tok/s', 'goodput/s', 'within SLO', 'p95 TTFT', 'p95 TPOT', 'p95 ITL'];
-  const rows = pts.filter((p) => p[5]).sort((a, b) => a[0] - b[0]).map((p) => {
+  const rows = shown.map((p) => {
     const m = p[5];
     const cell = (key, v, text) => make('td', { 'data-sizing': `${p[0]}.${key}`, 'data-value': v == null ? '' : String(v), text });
     return make('tr', { class: [p[3] ? 'ok' : 'fail', p[0] === current ? 'current' : ''].join(' ').trim() },
@@ -171,9 +186,9 @@ export function renderAdvice(box, { rec, label, path, current, pts, unit, onAppl
       cell('throughput_tok_s', m.throughput_tok_s, Math.round(m.throughput_tok_s).toLocaleString('en-US')),
       cell('goodput_rps', m.goodput_rps, m.goodput_rps.toFixed(3)),
       cell('slo_attainment', m.slo_attainment, `${Math.round(100 * m.slo_attainment)}%`),
-      cell('ttft.p95', m.ttft.p95, fmtTime(m.ttft.p95, unit)),
-      cell('tpot.p95', m.tpot.p95, m.tpot.p95 == null ? '–' : fmtTime(m.tpot.p95, unit)),
-      cell('itl.p95', m.itl.p95, m.itl.p95 == null ? '–' : fmtTime(m.itl.p95, unit)));
+      cell('ttft.p95', m.ttft.p95, time.ttft(m.ttft.p95)),
+      cell('tpot.p95', m.tpot.p95, time.tpot(m.tpot.p95)),
+      cell('itl.p95', m.itl.p95, time.itl(m.itl.p95)));
   });
   // in its own scroller: on a phone the table is wider than the column, the page is not
   box.append(make('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'every point of the sweep' },
