@@ -358,7 +358,7 @@ def test_the_router_comparison_bolds_every_tie_and_no_column_of_equals(strict_pa
         assert [c["bold"] for c in col] == [not alike and c["text"] == top for c in col], (key, col)
     tok = [c for c in columns[0] if c["bold"]]
     assert len(tok) >= 2 and len({c["value"] for c in tok}) >= 2, columns[0]   # a tie as shown
-    assert "every router that ties for it as shown" in page.text_content(".fleet-compare-what")
+    assert "in bold, ties too" in page.text_content(".fleet-compare-what")
 
 
 def test_a_tie_of_scores_marks_the_replica_the_router_chose(strict_page, site_url, native):

@@ -54,7 +54,8 @@ export function createPlanner(ctx) {
     $('plan-progress').value = total ? done / total : 1;
     $('plan-run-status').textContent = done < total ? `${done} of ${total} candidates` : '';
     $('plan-cancel').hidden = done >= total;
-    $('plan-bar').hidden = done >= total;            // no empty bar when nothing runs
+    // no empty bar when nothing runs; its line stays (an embed keeps its height: no jump)
+    $('plan-bar').classList.toggle('idle', done >= total);
   }
 
   /** The budget typed: an integer from 1 to max_gpus, else a message beside it. */
@@ -206,7 +207,7 @@ export function createPlanner(ctx) {
       if ($('plan-cancel').hidden) return;
       $('plan-run-status').textContent = 'cancelled';
       $('plan-cancel').hidden = true;
-      $('plan-bar').hidden = false;
+      $('plan-bar').classList.remove('idle');
       status('Cancelled: Plan runs it again.');
     },
   };
