@@ -192,7 +192,7 @@ def test_the_router_comparison_lists_every_router_and_picks_one(strict_page, sit
     shown = read_metrics(page)
     assert metrics_match(shown, want) > 0
     for kind in names:
-        for key in ("throughput_tok_s", "ttft.p95", "load_imbalance"):
+        for key in ("throughput_tok_s", "ttft.p95", "slo_attainment", "load_imbalance"):
             assert f"routers.{kind}.{key}" in shown, (kind, key)
     assert page.get_attribute('#fleet-routers tr.current [data-router]', "data-router") == "round_robin"
     # a router's button sets it: the fleet figure follows, the link too; the one-server figures
@@ -271,7 +271,7 @@ def test_the_fleet_embed_fits_820_by_520(strict_page, site_url, native, query):
     lanes = page.eval_on_selector_all("canvas.fleet-lane", "cs => cs.map(c => c.getBoundingClientRect().right)")
     assert lanes and max(lanes) <= 820
     shown = fleet_metrics(read_metrics(page))
-    assert sum(1 for k in shown if k.startswith("routers.")) == 4 * len(kinds(native))
+    assert sum(1 for k in shown if k.startswith("routers.")) == 5 * len(kinds(native))   # 5 columns
 
 
 def test_a_fleet_embed_runs_no_one_server_comparison(strict_page, site_url, native):
@@ -349,7 +349,8 @@ def test_the_router_comparison_bolds_every_tie_and_no_column_of_equals(strict_pa
             return { text: hook.textContent, value: hook.dataset.value, bold: td.classList.contains('best') };
         }));
     }""")
-    better = {"throughput_tok_s": max, "ttft.p95": min, "prefix_hit_rate": max, "load_imbalance": min}
+    better = {"throughput_tok_s": max, "ttft.p95": min, "slo_attainment": max, "prefix_hit_rate": max,
+              "load_imbalance": min}
     for key, col in zip(better, columns):
         values = [float(c["value"]) for c in col if c["value"]]
         top = next(c["text"] for c in col if c["value"] and float(c["value"]) == better[key](values)) \

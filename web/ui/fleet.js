@@ -39,6 +39,7 @@ const REPLICA = [
 const COMPARE = [
   { path: 'metrics.throughput_tok_s', key: 'throughput_tok_s', label: 'tok/s', kind: 'num', better: 'highest' },
   { path: 'metrics.ttft.p95', key: 'ttft.p95', label: 'TTFT p95', kind: 'time', better: 'lowest' },
+  { path: 'metrics.slo_attainment', key: 'slo_attainment', label: 'in SLO', kind: 'pct', better: 'highest' },
   { path: 'metrics.prefix_hit_rate', key: 'prefix_hit_rate', label: 'hits', kind: 'pct', better: 'highest' },
   { path: 'router.load_imbalance', key: 'load_imbalance', label: 'max/mean', kind: 'ratio', better: 'lowest' },
 ];
