@@ -255,6 +255,7 @@ def sweep_point_steps(plan: SweepPlan, value, slice_s=None, work_cap=WORK_CAP):
     key = POINTS.key(norm, plan.schedulers, work_cap)
     pt = POINTS.get(key, norm["slo"])
     if pt is not None:                      # run before under another SLO: scored again
+        pt["value"] = value                 # as asked (8, not the 8.0 of the run remembered)
         return pt
     kept = {}
 
@@ -292,9 +293,13 @@ def sweep_result(plan: SweepPlan, points: list) -> dict:
     """The third part: the points, in the plan's order, as the sweep's document, with the SLO
     sizing (analysis/slo.py: best = largest value meeting it)."""
     doc = {"param": plan.param, "path": plan.path, "values": list(plan.values), "points": points}
-    # a sweep of another field than max_num_seqs: the batch's cap, as set (it may bind instead)
-    cap = None if plan.path == CAP else {"path": CAP, "label": _words(fields.BY_PATH[CAP]),
-                                         "value": plan.base["server"]["slots"]}
+    # a sweep of another field than max_num_seqs: the batch's cap, as set (it may bind instead);
+    # not for a fleet, whose peak_running adds its replicas' peaks (and whose pools may set
+    # their own slots)
+    cluster = plan.base["cluster"]
+    fleet = cluster["replicas"] > 1 or cluster["prefill"]["replicas"]
+    cap = None if plan.path == CAP or fleet else {"path": CAP, "label": _words(fields.BY_PATH[CAP]),
+                                                  "value": plan.base["server"]["slots"]}
     _slo.annotate(doc, plan.schedulers, plan.base["slo"], _words(fields.BY_PATH[plan.path]), cap)
     for pt in points:
         pt.pop("rank", None)

@@ -196,9 +196,11 @@ def slo_verdict(counts, n, slo, p95):
     elif failing:
         # every limit that fails, and the share the verdict counts (every limit at once: the
         # sizing table's "within SLO"), so the words and the table say the same
-        why = "%s (%s within the SLO; %.0f%% needed)" % (
-            " and ".join(_over(k, p95[k], slo[k], limits[k]) for k in failing),
-            _pct(counts["all"] / n), 100 * slo["attainment"])
+        within, needed = _pct(counts["all"] / n), _pct(slo["attainment"])
+        if within == needed:          # 99.6% of a 99.9% target: not "100% within; 100% needed"
+            within, needed = ("%.1f%%" % (100 * x) for x in (counts["all"] / n, slo["attainment"]))
+        why = "%s (%s within the SLO; %s needed)" % (
+            " and ".join(_over(k, p95[k], slo[k], limits[k]) for k in failing), within, needed)
     return {"attainment": counts["all"] / n, "target": slo["attainment"], "meets": meets,
             "limits": limits, "failing": failing, "why": why}
 

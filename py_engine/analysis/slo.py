@@ -107,6 +107,9 @@ def recommend(result, name, label, cap=None):
     else:
         slots = result.get("path") == "server.slots"
         text = "set %s to %s" % (label, shown(best)) + _reasons(pts, name, label, rec, slots)
+    # the cap binds when it is what stands between the reader and the SLO or the load, not
+    # whenever some run filled it (a setting that meets the SLO is advice enough)
+    binds = binds and (over or rec is None)
     return {"value": best, "text": text, "overloaded": over, "load": load, "rising": rising,
             "binds": cap["path"] if binds else None}
 

@@ -9,6 +9,8 @@ differs from one run before only in `slo` is scored from them: the same numbers,
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import json
 from collections import OrderedDict
 
@@ -20,9 +22,9 @@ COLUMNS = 4             # kept columns a request: TTFT, E2E, last - first, out -
 
 
 def _copy(point):
-    """A sweep point with its schedulers' metrics copied (callers change the top level: sweep_result
-    drops "rank"; get() replaces the SLO's metrics)."""
-    return {k: dict(v) if isinstance(v, dict) else v for k, v in point.items()}
+    """A sweep point, its metrics' nested dicts too: what a caller changes (sweep_result drops
+    "rank"; get() replaces the SLO's metrics) never reaches the remembered one."""
+    return copy.deepcopy(point)
 
 
 class PointMemo:
@@ -37,7 +39,8 @@ class PointMemo:
         if CUSTOM in schedulers or scenario["scheduler"] == CUSTOM:
             return None
         doc = {k: v for k, v in scenario.doc.items() if k != "slo"}
-        return json.dumps([doc, list(schedulers), work_cap], sort_keys=True, separators=(",", ":"))
+        text = json.dumps([doc, list(schedulers), work_cap], sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()   # (a trace file's items: megabytes)
 
     def get(self, key: str | None, slo: dict) -> dict | None:
         """The remembered point scored under `slo`, or None."""

@@ -214,3 +214,28 @@ def test_the_skew_sweep_is_not_run_on_a_production_trace(strict_page, site_url):
     assert page.is_hidden("#skew-off") and page.is_visible("#chart-skew")
     assert page.evaluate("() => window.__posted.filter((m) => m === 'sweep').length") >= \
         calls + len(FIGURES["skew"]["sweep"]["values"])
+
+
+def test_with_a_fleet_the_sizing_figure_says_it_is_one_server(strict_page, site_url, native):
+    """A fleet set: the sizing sweep is still one server taking all of the traffic (the figures
+    but the fleet's run one server), and says so, rather than pass for a replica's sizing; its
+    numbers are that one server's, natively."""
+    page = strict_page
+    query = "?requests=120&arrival=poisson&rate=12&replicas=4&router=least_outstanding"
+    page.goto(site_url + query)
+    settle(page)
+    page.wait_for_selector("#slots-advice [data-advice]", state="attached")
+    assert page.is_visible("#slots-one-server")
+    assert "one server taking all of its traffic" in page.text_content("#slots-one-server")
+    one = scenario_of(page)
+    one.pop("cluster", None)
+    want = native("sweep", {"scenario": one, "param": "slots",
+                            "values": FIGURES["slots"]["sweep"]["values"],
+                            "schedulers": ["continuous"]})["recommendation"]["continuous"]["value"]
+    assert page.get_attribute("#slots-advice [data-advice]", "data-advice") == str(want)
+    # one replica: no such words; a fleet again: they come back (the points stay the same)
+    for replicas, hidden in (("1", True), ("3", False)):
+        page.fill("#ctl-replicas", replicas)
+        page.press("#ctl-replicas", "Enter")
+        settle(page)
+        assert page.is_hidden("#slots-one-server") is hidden, replicas

@@ -306,6 +306,31 @@ def test_an_overload_that_max_num_seqs_caps_is_not_called_the_deployments():
                                 "deployment or less traffic will")
 
 
+def test_the_cap_binds_only_where_it_stands_between_the_reader_and_the_slo():
+    """A fleet's peak_running adds its replicas' peaks (13 on 4 replicas of 8 slots said "max_num_seqs
+    = 8 caps the batch"); and a sweep whose advice meets the SLO offered to sweep max_num_seqs
+    because some run had its slots full."""
+    light = {"scheduler": "vllm", "workload": {"requests": 80, "arrival": {"kind": "poisson",
+                                                                           "rate": 3.0}},
+             "server": {"slots": 8}}
+    fleet = sweep(dict(light, cluster={"replicas": 4}), "chunk", [128, 512], ["vllm"])
+    assert max(pt["vllm"]["peak_running"] for pt in fleet["points"]) > 8
+    assert fleet["recommendation"]["vllm"]["binds"] is None
+    assert "caps the batch" not in fleet["recommendation"]["vllm"]["text"]
+    met = sweep(dict(light, slo={"ttft_ms": 1e6, "tpot_ms": 1e6}), "chunk", [128, 512], ["vllm"])
+    assert all(pt["vllm"]["peak_running"] >= 8 for pt in met["points"])    # the cap was reached
+    rec = met["recommendation"]["vllm"]
+    assert rec["value"] is not None and not rec["overloaded"] and rec["binds"] is None
+
+
+def test_a_shortfall_the_rounding_hides_is_shown_to_a_decimal():
+    from py_engine.analysis.metrics import slo_verdict
+    slo = {"ttft_ms": 2000.0, "tpot_ms": None, "e2el_ms": None, "attainment": 0.999}
+    v = slo_verdict({"ttft_ms": 996, "tpot_ms": None, "e2el_ms": None, "all": 996}, 1000, slo,
+                    {"ttft_ms": 1200.0, "tpot_ms": 20.0, "e2el_ms": 3000.0})
+    assert v["why"].endswith("(99.6% within the SLO; 99.9% needed)")
+
+
 def test_the_advice_counts_every_limit_as_the_table_does():
     """At 32 slots both TTFT and TPOT fail; the words named TTFT alone and its own share (22%)
     where the table's "within SLO" (every limit at once) says 14%."""

@@ -92,3 +92,14 @@ def test_the_memo_keeps_the_latest_points_within_its_budget():
     assert list(memo.points) == ["b", "c"] and memo.size == 280
     memo.put("e", {"value": 5, "continuous": {}}, {"continuous": {"n": 1, "whole": False}})
     assert "e" not in memo.points
+
+
+def test_a_scored_point_says_its_value_as_asked_and_keeps_the_memo_whole(runs):
+    scenario, param = {"workload": LOAD}, "slots"
+    api.sweep(dict(scenario, slo={"ttft_ms": 900.0}), param, [8.0], ["continuous"])
+    again = api.sweep(dict(scenario, slo={"ttft_ms": 400.0}), param, [8], ["continuous"])
+    assert runs["compares"] == 1 and again["points"][0]["value"] == 8
+    assert type(again["points"][0]["value"]) is int
+    again["points"][0]["continuous"]["ttft"]["p95"] = -1       # a caller's change stays its own
+    third = api.sweep(dict(scenario, slo={"ttft_ms": 400.0}), param, [8], ["continuous"])
+    assert third["points"][0]["continuous"]["ttft"]["p95"] > 0

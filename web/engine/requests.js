@@ -53,6 +53,13 @@ export function oneServer(schema, scenario) {
   return out;
 }
 
+/** Does the scenario set a fleet ({fleet}: several replicas, or prefill/decode pools: {pooled})? */
+export function fleetOf(schema, values) {
+  const fig = schema.figures.fleet;
+  const pooled = values[fig?.pools?.prefill] > 0 || values[fig?.pools?.decode] > 0;
+  return { fleet: !!fig && (values[fig.replicas] > 1 || pooled), pooled };
+}
+
 /**
  * The fleet figure's runs (figures.fleet), or null while the scenario has one replica: `run` the
  * fleet as set, and `routers`: one run per router kind on the same trace, the other knobs as set.
@@ -61,8 +68,8 @@ export function oneServer(schema, scenario) {
  */
 export function fleetRequests(ctx, values, lanes, items) {
   const fig = ctx.schema.figures.fleet;
-  const pooled = values[fig?.pools?.prefill] > 0 || values[fig?.pools?.decode] > 0;
-  if (!fig || !(values[fig.replicas] > 1 || pooled)) return null;
+  const { fleet, pooled } = fleetOf(ctx.schema, values);
+  if (!fleet) return null;
   const scheduler = sweepSchedulers(fig, lanes, ctx.schema.schedulers)[0];
   const simulate = (vals) => {
     const scenario = { ...scenarioFrom(ctx.fields, vals), scheduler };

@@ -4,7 +4,7 @@
 // cancelled between its points.
 
 import { latest } from '../engine/latest.js';
-import { KV_PRESETS, CHECK, canonical, kvRequest, pageRequests, planRequests, sweepSchedulers, sweepOf } from '../engine/requests.js';
+import { KV_PRESETS, CHECK, canonical, fleetOf, kvRequest, pageRequests, planRequests, sweepSchedulers, sweepOf } from '../engine/requests.js';
 import { speedupPoint, sizingPoint, drawSpeedup, drawSizing, sloRule, drawLatency, renderAdvice, fieldWords } from './sweeps.js';
 import { renderStall, buildKV, renderKV, renderCheck, renderFit } from './panels.js';
 import { createFleet } from './fleet.js';
@@ -76,8 +76,14 @@ export function createSideWork(ctx) {
    *  a big trace a minute or more): dimmed, saying so, its buttons off (as ui/fleet.js and
    *  ui/plan.js mark theirs: .stale). */
   function markStale() {
-    const { sweeps: reqs, off } = pageRequests(ctx.page, state());
+    const now = state();
+    const { sweeps: reqs, off } = pageRequests(ctx.page, now);
+    // a fleet set: a sweep is still one server taking all of its traffic (its points do not
+    // change with the fleet, so this follows the values, not the points)
+    const fleet = fleetOf(schema, now.values).fleet;
     for (const [name] of figures) {
+      const one = $(`${name}-one-server`);
+      if (one) one.hidden = !fleet;
       setOff(name, off[name]);
       setStale(name, !!shownFor[name] && !!reqs[name] && shownFor[name].key !== reqKey(reqs[name]));
     }
