@@ -213,8 +213,7 @@ def row_of(cand, r):
     row.update({"gpus": m["gpus"], "goodput_rps": m["goodput_rps"],
                 "goodput_per_gpu": m["goodput_per_gpu"], "meets_slo": m["meets_slo"],
                 "slo_attainment": m["slo_attainment"], "throughput_tok_s": m["throughput_tok_s"],
-                "ttft_p90": _p90(r, "ttft"),
-                "tpot_p90": _p90(r, "tpot"), "itl_p99": m["itl"]["p99"],
+                "itl_p99": m["itl"]["p99"],
                 # the p95s every other figure and the SLO verdict's words use (over every request)
                 "ttft_p95": m["ttft"]["p95"], "tpot_p95": m["tpot"]["p95"],
                 "failing": m["slo"]["failing"]})
@@ -239,11 +238,6 @@ def _busy(r):
             shares.append(busy / span if span else 0.0)
         out[pool] = sum(shares) / len(shares)
     return out
-
-
-def _p90(r, key):
-    vals = sorted(q[key] for q in r["requests"] if key != "tpot" or q["out"] > 1)
-    return vals[max(1, (90 * len(vals) + 99) // 100) - 1] if vals else None
 
 
 def _label(c):
