@@ -118,6 +118,8 @@ export function createSideWork(ctx) {
     for (const b of $(`${name}-advice`)?.querySelectorAll('button') ?? []) b.disabled = on;
   }
   const isStale = (name) => $(`fig-${name}`).classList.contains('stale');
+  /** The cost unit of the main run's numbers (ms, or passes under the unit cost). */
+  const unitOf = (st) => st.cmp?.[st.lanes[0]]?.unit || 'ms';
 
   function draw(name) {
     // the points with the sweep and values they answer (a stale figure keeps them, dimmed)
@@ -127,7 +129,7 @@ export function createSideWork(ctx) {
     if (!def.limit) { drawSpeedup(canvas, def, field(def.param), pts, st.values[def.param]); return; }
     const sched = sweepSchedulers(def, st.lanes, schema.schedulers)[0];
     $(`${name}-sched`).textContent = schedulerLabel(schema.schedulers, sched);
-    const unit = st.cmp?.[st.lanes[0]]?.unit || 'ms';
+    const unit = st.unit ?? unitOf(st);
     const rule = $(`${name}-rule`);
     if (rule) rule.textContent = sloRule(ctx.fields, st.values, unit);
     const pick = $(`${name}-param`);
@@ -165,7 +167,8 @@ export function createSideWork(ctx) {
     verdicts[name] = null;
     points[name] = [];          // the old points belong to other values: clear them first
     const st = ctx.state();
-    shownFor[name] = { key: reqKey(reqs), def, st: { ...st, values: { ...st.values } } };
+    // what drawing reads of the state, not the main run's whole result (kept alive meanwhile)
+    shownFor[name] = { key: reqKey(reqs), def, st: { values: { ...st.values }, lanes: st.lanes, unit: unitOf(st) } };
     setStale(name, false);
     draw(name);
     sweepUI(name, { done: 0, total: reqs.length });
