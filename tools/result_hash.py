@@ -12,6 +12,8 @@ before hashing. The schema is not hashed: it describes fields, it is not a resul
 A change that adds result keys (a new metric) changes the plain hash; `--keys-of` hashes each
 result cut down to the keys an older run's dump has, so the old commit's plain total and the new
 one's `--keys-of` total are equal exactly when every number the old engine gave is unchanged.
+A change of words too (a message, the advice): add `--numbers` to both runs, which drops every
+string value of a dict before hashing, so the totals compare the numbers alone.
 """
 
 import hashlib
@@ -88,6 +90,15 @@ def _like(x, old):
     return x
 
 
+def _numbers(x):
+    """x without its words: every string value of a dict dropped (messages, advice), recursively."""
+    if isinstance(x, dict):
+        return {k: _numbers(v) for k, v in x.items() if not isinstance(v, str)}
+    if isinstance(x, list):
+        return [_numbers(v) for v in x]
+    return x
+
+
 def _option(argv, name):
     if name not in argv:
         return None
@@ -100,6 +111,9 @@ def _option(argv, name):
 def main(argv=None):
     argv = list(argv or [])
     dump, keys_of = _option(argv, "--dump"), _option(argv, "--keys-of")
+    numbers = "--numbers" in argv
+    if numbers:
+        argv.remove("--numbers")
     old = json.loads(Path(keys_of).read_text()) if keys_of else None
     names = set(argv)
     total = hashlib.sha256()
@@ -114,6 +128,8 @@ def main(argv=None):
         result = results[label] = json.loads(json.dumps(_strip(resp["result"]), allow_nan=False))
         if old is not None:
             result = _like(result, old[label])
+        if numbers:
+            result = _numbers(result)
         text = json.dumps(result, sort_keys=True, allow_nan=False)
         digest = hashlib.sha256(text.encode()).hexdigest()
         total.update(digest.encode())

@@ -46,9 +46,12 @@ export function hintOf(f, values) {
  *  showing only for some workload (the generator's: no production trace) changes nothing of a
  *  trace file's requests either (items: the reader's file). */
 export function matters(f, values, items = null) {
-  if (items && Object.keys(f.shown_if || {}).some((p) => p.startsWith('workload.'))) return false;
+  if (items && generatorOnly(f)) return false;
   return holds(f.shown_if, values);
 }
+
+/** Is the field shown only for some workload (the generator's: its shown_if names workload fields)? */
+export const generatorOnly = (f) => Object.keys(f.shown_if || {}).some((p) => p.startsWith('workload.'));
 
 export function defaults(fields) {
   return Object.fromEntries(fields.map((f) => [f.path, f.default]));

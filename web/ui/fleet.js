@@ -9,7 +9,8 @@
 import { el, $ } from './dom.js';
 import { fmt, fmtPct, fmtTime, fmtTimeColumn, maxOf } from '../draw/format.js';
 import { drawLane, drawTimeAxis, timeAxis } from '../draw/fleet.js';
-import { fleetView, nearestRequest, favoured, stateAt, slotsOf, routingHint, routerKnobs, routerWords, bestRows } from '../state/fleet.js';
+import { fleetView, nearestRequest, slotsOf, routingHint, routerKnobs, routerWords, bestRows } from '../state/fleet.js';
+import { requestTip, stateTip } from './fleettips.js';
 import { createParts } from './ttftparts.js';
 import { getPath } from '../state/schema.js';
 import { schedulerLabel } from '../state/context.js';
@@ -370,56 +371,9 @@ export function createFleet(ctx) {
       const t = ax.t(x), tol = ax.t(x + 4) - t;
       const id = nearestRequest(res, k, t, tol);
       if (id !== hoverId) { hoverId = id < 0 ? null : id; frame(); }
-      tooltip(id >= 0 ? requestTip(res, id) : stateTip(res, k, t), canvas, x, y);
+      tooltip(id >= 0 ? requestTip(res, id, routers.get(res.router.kind), fig.parts) : stateTip(res, k, t), canvas, x, y);
     });
     canvas.addEventListener('mouseleave', () => { tip.hidden = true; if (hoverId != null) { hoverId = null; frame(); } });
-  }
-
-  function requestTip(res, id) {
-    const c = res.requests.columns;
-    const k = c.replica[id];
-    const router = routers.get(res.router.kind);
-    const reason = fleetView(res).reasons[id];
-    const t = (x) => fmtTime(x, res.unit);
-    const dl = el('dl');
-    const row = (a, b) => dl.append(el('dt', { text: a }), el('dd', { text: b }));
-    row('arrived', t(c.arrive[id]));
-    row('prompt', `${fmt(c.prompt[id])} tokens, ${fmt(c.cached_tokens[id])} cached`);
-    row('TTFT', t(c.ttft[id]));
-    const pooled = fleetView(res).pooled;
-    for (const [name, label] of pooled ? fig.parts : []) row(`  ${label}`, t(c[`ttft_parts.${name}`][id]));
-    const kids = [el('b', { text: pooled ? `Request #${id} → prefill ${c.prefill_replica[id]} → decode ${k}` : `Request #${id} → replica ${k}` }), dl];
-    if (reason) kids.push(el('div', { text: `It ${router?.why?.[reason] || reason}.` }));
-    const scores = fleetView(res).scores.get(id);
-    if (scores && router?.score) {
-      // (cache-aware's loads decide only when imbalanced: a match or the smallest tree did here)
-      const decisive = !router.decides || router.decides.includes(reason);
-      const top = decisive ? favoured(scores, router.best) : [];
-      // a tie of best scores: the router's own rule chose among them, so the mark is where it went
-      const best = top.includes(k) ? k : top[0] ?? -1;
-      const who = pooled ? 'decode' : 'replica';
-      kids.push(el('div', { class: 'tip-head', text: decisive ? `scores (${router.best} wins): ${router.score}`
-        : `${router.score} (not what decided this request)` }));
-      const list = el('dl');
-      scores.forEach((s, i) => list.append(el('dt', { text: `${who} ${i}${i === k ? ' ←' : ''}` }),
-        el('dd', { class: i === best ? 'tip-best' : null, text: s == null ? 'not asked' : fmt(s) })));
-      kids.push(list);
-      if (top.length > 1) {
-        kids.push(el('div', { class: 'tip-tie', text: `tie: ${who}s ${top.join(', ')} scored ${fmt(scores[best])}; chosen ${router.tie}` }));
-      }
-    } else if (!scores && res.router.scores.length && id >= res.router.reasons.length) {
-      kids.push(el('div', { text: 'scores: kept for the first requests only' }));
-    }
-    return kids;
-  }
-
-  function stateTip(res, k, t) {
-    const r = fleetView(res).replicas[k];
-    const s = stateAt(r.log, t);
-    const at = `${r.pool ? `${r.pool} ` : ''}replica ${r.replica} at ${fmtTime(Math.max(0, t), res.unit)}`;
-    if (!s) return [el('b', { text: at }), el('div', { text: 'idle' })];
-    return [el('b', { text: at }), el('div', { text: `${fmt(s.rows)} of ${fmt(slotsOf(res.scenario, r.pool))} slots running` }),
-      el('div', { text: `KV cache: ${fmt(s.kv)} tokens` })];
   }
 
   function tooltip(kids, canvas, x, y) {

@@ -12,6 +12,7 @@ import { createPapers } from './papers.js';
 import { createPlanner } from './plan.js';
 import { $, el } from './dom.js';
 import { schedulerLabel } from '../state/context.js';
+import { generatorOnly } from '../state/schema.js';
 
 const SETTLE_MS = 400;   // live engine: wait for a pause in the changes before sweeping
 const WAIT_ENGINE_MS = 1500;   // at start, the side figures wait this long at most for the engine
@@ -97,8 +98,7 @@ export function createSideWork(ctx) {
     if (f && !note) box.append(note = el('p', { id: `${name}-off`, class: 'sweep-off muted' }));
     if (note) {
       note.hidden = !f;
-      const generated = f && Object.keys(f.shown_if || {}).some((p) => p.startsWith('workload.'));
-      note.textContent = !f ? '' : generated
+      note.textContent = !f ? '' : generatorOnly(f)
         ? `${f.label} applies to generated workloads only: a production trace (or a trace file) keeps its own requests, so this sweep would be flat and is not run.`
         : `${f.label} changes nothing with the current settings, so its sweep is not run.`;
     }

@@ -3,6 +3,7 @@
     scheduler.py   the scheduler's steps (vllm/v1/core/sched/scheduler.py, async_scheduler.py);
                    SpeculativeVLLM: block counts until a preemption makes the prefix cache
                    observable, then the run starts over (what api.run_steps and fleets run)
+    admission.py   the step's WAITING loop: the head's prefix lookup and admission
     block_pool.py  the paged KV cache: block pool, prefix cache, block tables
     counting_pool.py the same interface as block counts, where the cache cannot be observed
     block_keys.py  which content a block holds: its prefix-cache key, a request's keys as ranges

@@ -46,6 +46,7 @@ from ...sim.exact import cdiv
 from ...sim.work import BLOCKS_PER_UNIT
 from ...workload.blocks import chains
 from ..base import Policy, RunAgain, register
+from .admission import Admission
 from .apply import Apply
 from .block_keys import shared_spans, span_of
 from .block_pool import PrefixCachePool
@@ -55,7 +56,7 @@ from .fleet_probe import FleetProbe
 from .livelock import check_livelock
 from .outputs import Outputs
 from .runs import Runs
-from .status import PREEMPTED, RUNNING, WAITING
+from .status import PREEMPTED, WAITING
 from .steady import Steady, Step
 from .waiting import WaitQueue
 
@@ -63,7 +64,7 @@ VLLM_VERSION = "0.33.0"
 
 
 @register("vllm")
-class VLLM(Apply, Outputs, Steady, Runs, FleetProbe, Policy):
+class VLLM(Admission, Apply, Outputs, Steady, Runs, FleetProbe, Policy):
     label = "vLLM " + VLLM_VERSION
     summary = "its V1 scheduler, exactly: paged KV, token budget, prefix cache, preemption"
     order = 2
@@ -365,81 +366,6 @@ class VLLM(Apply, Outputs, Steady, Runs, FleetProbe, Policy):
             budget -= n
             i += 1
         return budget, lingering
-
-    def _schedule_waiting(self, sched, admitted, budget, threshold):
-        """The WAITING loop: the head looks up the prefix cache and is admitted if its blocks fit
-        (with scheduler_reserve_full_isl: its whole sequence). -> (budget left, the blocked head
-        or None)."""
-        num_tokens, pool, bs = self.num_tokens, self.pool, self.bs
-        running, waitq, special = self.running, self.waitq, self.special
-        caching, full_fit, max_seqs = pool.caching, self.full_fit, self.max_seqs
-        order, admissions = self.admission_order, self.admissions
-        final_blocks = 0                # of the admitted (need_total's share, _final_blocks)
-        prompt, max_tokens = self.num_prompt_tokens, self.max_tokens
-        blocked = None
-        while budget > 0 and waitq:
-            if len(running) >= max_seqs:
-                break
-            r = waitq.peek()
-            # a lookup can find something only for shared-prefix requests and ones computed before
-            hits = (pool.lookup(r, num_tokens[r])
-                    if caching and (self.spans[r] is not None or self.looked_up[r]) else ())
-            start = len(hits) * bs
-            saved = self.saved.get(r)
-            if saved is not None and saved > start:
-                start = saved
-            if self.remote and self.remote.get(r, 0) > start:
-                start = self.remote[r]      # its KV is here: vLLM computes only the rest
-            n = num_tokens[r] - start
-            if 0 < threshold < n:
-                n = threshold
-            if n > budget:
-                n = budget
-            # need() grows with the tokens: with full-prompt admission the first chunk fits
-            # when the whole sequence does
-            if pool.need(r, num_tokens[r] if full_fit else start + n, hits) > pool.num_free():
-                blocked = r
-                break
-            waitq.pop()
-            pool.allocate(r, start + n, hits)
-            if caching:
-                pool.cache(r, start + n, num_tokens[r])
-            self._admitted(r, len(hits) * bs, start)
-            running[r] = None
-            special[r] = None
-            order[r] = admissions
-            admissions += 1
-            final_blocks += -(-(prompt[r] + max_tokens[r] - 1) // bs)
-            sched[r] = n
-            admitted[r] = start
-            budget -= n
-        self.admissions = admissions
-        self.need_total += final_blocks
-        return budget, blocked
-
-    def _admitted(self, r, hit, start):
-        resumed = self.status[r] == PREEMPTED
-        if self.prefix_caching:   # vLLM counts every lookup, also those that cannot hit
-            pc = self.pc
-            if resumed:
-                pc["preempted_queries"] += self.num_tokens[r]
-                pc["preempted_hits"] += hit
-            else:
-                pc["queries"] += self.num_tokens[r]
-                pc["hits"] += hit
-        if not resumed:
-            self.sim.record_prefix_hit(r, hit)
-        saved = self.saved.pop(r, None)
-        if saved is not None and start > hit:   # swap: the blocks the cache lost come back
-            self.swap_in_blocks += cdiv(start, self.bs) - hit // self.bs
-            self.swap_extra += (cdiv(start, self.bs) - hit // self.bs) * self.swap_ticks
-        self.remote.pop(r, None)      # preempted later, it recomputes: the KV is gone
-        lost = self.thrown.pop(r, 0)
-        if lost > start:
-            self.recomputed += lost - start
-        self.status[r] = RUNNING
-        self.num_computed_tokens[r] = start
-        self.looked_up[r] = True
 
     def _final_blocks(self, r):
         """Blocks r holds when it has computed all but its last token (at most, ever)."""
