@@ -94,3 +94,20 @@ def test_steady_decoders_with_block_tables_change_no_number(case, monkeypatch):
     and cache their blocks when they leave the steady set (steady.py): the whole result
     equals the one that walks every running request at every plan."""
     assert_same_without(case, "steady_tables", monkeypatch)
+
+
+ADMISSION_CASES = CASES + [
+    {"scheduler": "vllm", "server": {"kv_tokens": 3000, "enable_prefix_caching": False}},
+    {"scheduler": "vllm", "server": {"kv_tokens": 2500, "enable_prefix_caching": False,
+                                     "async_scheduling": False,
+                                     "scheduler_reserve_full_isl": False, "chunk": 64}},
+    {"scheduler": "vllm", "workload": {"requests": 2000, "skew": 0.95},
+     "server": {"slots": 512, "max_num_batched_tokens": 100_000}},
+]
+
+
+@pytest.mark.parametrize("case", ADMISSION_CASES, ids=range(len(ADMISSION_CASES)))
+def test_admission_in_one_walk_changes_no_number(case, monkeypatch):
+    """Where a lookup cannot hit (fcfs, block counts), admission.py admits in one walk: the
+    whole result (recomputed tokens, the prefix cache's counters too) equals vLLM's loop's."""
+    assert_same_without(case, "counted_admission", monkeypatch)

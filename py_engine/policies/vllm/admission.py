@@ -13,6 +13,9 @@ class Admission:
         """The WAITING loop: the head looks up the prefix cache and is admitted if its blocks fit
         (with scheduler_reserve_full_isl: its whole sequence). -> (budget left, the blocked head
         or None)."""
+        if (self.counted_admission and self.fcfs and not self.pool.caching and not self.saved
+                and not self.remote):
+            return self._schedule_waiting_counted(sched, admitted, budget, threshold)
         num_tokens, pool, bs = self.num_tokens, self.pool, self.bs
         running, waitq, special = self.running, self.waitq, self.special
         caching, full_fit, max_seqs = pool.caching, self.full_fit, self.max_seqs
@@ -56,6 +59,63 @@ class Admission:
             sched[r] = n
             admitted[r] = start
             budget -= n
+        self.admissions = admissions
+        self.need_total += final_blocks
+        return budget, blocked
+
+    def _schedule_waiting_counted(self, sched, admitted, budget, threshold):
+        """_schedule_waiting where a lookup cannot hit and nothing was kept for a waiting request
+        (fcfs; block counts; no swapped or remote KV): every admission starts from 0 computed
+        tokens, so the loop and _admitted are one walk (most requests of a big run are admitted
+        here)."""
+        num_tokens, pool, bs = self.num_tokens, self.pool, self.bs
+        running, special, queue = self.running, self.special, self.waitq.queue
+        max_seqs, held, free, full_fit = self.max_seqs, pool.held, pool.free, self.full_fit
+        status, computed, looked_up = self.status, self.num_computed_tokens, self.looked_up
+        thrown = self.thrown
+        order, admissions = self.admission_order, self.admissions
+        prompt, max_tokens = self.num_prompt_tokens, self.max_tokens
+        final_blocks = queries = resumed_queries = 0
+        blocked = None
+        while budget > 0 and queue and len(running) < max_seqs:
+            r = queue[0]
+            t = num_tokens[r]
+            n = t
+            if 0 < threshold < n:
+                n = threshold
+            if n > budget:
+                n = budget
+            # CountingPool.need and allocate (a waiting request holds no blocks): with
+            # full-prompt admission its whole sequence must fit, the first chunk is allocated
+            need = -(-n // bs)
+            if (-(-t // bs) if full_fit else need) > free:
+                blocked = r
+                break
+            queue.popleft()
+            free -= need
+            held[r] = need
+            if status[r] == PREEMPTED:          # _admitted, for a lookup that found nothing
+                resumed_queries += t
+                lost = thrown.pop(r, 0)
+                if lost > 0:
+                    self.recomputed += lost
+            else:           # (its prefix hit, 0, is what the core holds already)
+                queries += t
+            status[r] = RUNNING
+            computed[r] = 0
+            looked_up[r] = True
+            running[r] = None
+            special[r] = None
+            order[r] = admissions
+            admissions += 1
+            final_blocks += -(-(prompt[r] + max_tokens[r] - 1) // bs)
+            sched[r] = n
+            admitted[r] = 0
+            budget -= n
+        pool.free = free
+        if self.prefix_caching:     # vLLM counts every lookup, also those that cannot hit
+            self.pc["queries"] += queries
+            self.pc["preempted_queries"] += resumed_queries
         self.admissions = admissions
         self.need_total += final_blocks
         return budget, blocked

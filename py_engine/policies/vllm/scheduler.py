@@ -78,6 +78,9 @@ class VLLM(Admission, Apply, Outputs, Steady, Runs, FleetProbe, Policy):
     # observable, then the run starts over (SpeculativeVLLM: what a runner that can start over
     # runs)
     speculate = False
+    # fcfs admissions where a lookup cannot hit, in one walk (admission.py); False: vLLM's
+    # general loop (the path it is tested against)
+    counted_admission = True
 
     def __init__(self, sim, scenario, trace=None):
         super().__init__(sim, scenario, trace)
