@@ -22,8 +22,8 @@ class Apply:
         # the steady decoders go on as they are; requests that became steady in this step are
         # in sched (a paused one is unpaused). A request told the same tokens as last time is
         # skipped: its resident's chunk is those tokens, and schedule_tokens would do nothing
-        special, step = self.special, self.step
-        for r in chain(special, [r for r in sched if r not in special] if self.lazy else ()):
+        special, step, joined = self.special, self.step, self.sd_joined
+        for r in chain(special, joined):
             n = sched.get(r)
             if n is not None and told.get(r) == n:
                 continue
@@ -38,6 +38,7 @@ class Apply:
             else:
                 sim.schedule_tokens(slot, n)
                 told[r] = 1 if step.get(r, NOT_SAMPLING)[1] else n
+        joined.clear()
         num_tokens = self.num_tokens
         for r, start in admitted.items():
             n = sched[r]

@@ -53,8 +53,6 @@ class Outputs:
             self.sd_updates += 1
             if not self.async_:
                 done = self._sd_finished()
-                for r in done:
-                    self._finish(r)
         planned = self.step
         joins = self.lazy and self.async_ and planned is not step
         for r, (n, samples) in step.items():
@@ -81,7 +79,7 @@ class Outputs:
                     done.append(r)
                 else:                     # preempted with its last token in flight
                     self.waitq.remove(r)
-                self._finish(r)
+                    self._finish(r)
             elif joins and r in planned:   # async: steady from the planned step on
                 n1, s1 = planned[r]
                 # (_sd_eligible's cheapest tests first: most decoders of a skewed trace are short)
@@ -90,12 +88,33 @@ class Outputs:
                     self._sd_join(r)
                     del planned[r]
                     planned.sd = True
-        for r in done:
-            del self.running[r]
-            self.special.pop(r, None)
-            self.need_total -= self._final_blocks(r)
+        if done:
+            self._finish_running(done)
         if sampled:
             self._progress()
+
+    def _finish_running(self, done):
+        """_finish for each running request of `done`, in order, and each leaves the running
+        list (one walk: a big run finishes most of its requests here)."""
+        status, free_request, slot_of, told = (self.status, self.pool.free_request, self.slot_of,
+                                               self.told)
+        running, special = self.running, self.special
+        saved, thrown = self.saved, self.thrown
+        prompt, max_tokens, bs = self.num_prompt_tokens, self.max_tokens, self.bs
+        final_blocks = 0
+        for r in done:
+            status[r] = FINISHED
+            free_request(r, True)
+            slot_of.pop(r, None)
+            told.pop(r, None)
+            if saved:
+                saved.pop(r, None)
+            if thrown:
+                thrown.pop(r, None)
+            del running[r]
+            special.pop(r, None)
+            final_blocks += -(-(prompt[r] + max_tokens[r] - 1) // bs)   # _final_blocks
+        self.need_total -= final_blocks
 
     def _finish(self, r):
         self.status[r] = FINISHED

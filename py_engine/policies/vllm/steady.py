@@ -75,6 +75,7 @@ class Steady:
         self.sd_members = ([{} for _ in range(self.bs)] if lazy and self.pool.caching
                            else None)
         self.special_in_order = True
+        self.sd_joined = []             # joined in this plan: scheduled, told by _apply
         self.sd_steps = self.sd_updates = 0
         self.sd_hist = [0] * self.bs    # steady decoders by a mod block_size
         self.sd_done = []               # heap (sd_updates at which it finishes (sync), request)
@@ -90,6 +91,7 @@ class Steady:
         if self.sd_members is not None:
             self.sd_members[a % self.bs][r] = None
         del self.special[r]
+        self.sd_joined.append(r)
         end = self.num_prompt_tokens[r] + self.max_tokens[r]
         if self.async_:
             heapq.heappush(self.sd_linger, (end - 1 - a, r))
