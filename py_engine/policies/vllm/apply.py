@@ -22,8 +22,9 @@ class Apply:
         # the steady decoders go on as they are; requests that became steady in this step are
         # in sched (a paused one is unpaused). A request told the same tokens as last time is
         # skipped: its resident's chunk is those tokens, and schedule_tokens would do nothing
-        special, step, joined = self.special, self.step, self.sd_joined
-        for r in chain(special, joined):
+        # (a plan at once listed the special requests to tell: told other tokens, or lingering)
+        step, joined = self.step, self.sd_joined
+        for r in chain(self.special if self.tell is None else self.tell, joined):
             n = sched.get(r)
             if n is not None and told.get(r) == n:
                 continue

@@ -139,6 +139,7 @@ class VLLM(Admission, Apply, Outputs, Steady, Runs, FleetProbe, Policy):
         self.slot_of = {}
         self.told = {}                # request -> the tokens its resident runs a pass, as last told
                                       # (_apply; 1 after a pass that samples: it decodes)
+        self.tell = None              # the special requests _apply must tell (None: every one)
         self.step = Step()            # the planned step: {request: (tokens, samples)}
         self.unprocessed = None       # async: the step whose outputs are not processed yet
         self.plan_passes = 0          # sim.passes when the step was planned
@@ -298,11 +299,12 @@ class VLLM(Admission, Apply, Outputs, Steady, Runs, FleetProbe, Policy):
         if self.lazy:
             planned = self._schedule_running_at_once(threshold)
             if planned is not None:
-                sched, budget, lingering = planned
+                sched, budget, lingering, self.tell = planned
                 admitted = {}
                 budget, blocked = self._schedule_waiting(sched, admitted, budget, threshold)
                 return sched, [], admitted, (lingering, blocked, budget)
             self._sd_materialize_all()      # something binds: vLLM's walk, in running order
+        self.tell = None         # _apply walks every special request
         sched, preempted = {}, []
         running = list(self.running)
         budget, lingering = self._schedule_running(running, sched, preempted, self.budget,

@@ -186,7 +186,8 @@ class Steady:
         """The RUNNING loop when nothing binds: every request gets what it lacks (steady decoders
         one token each, in aggregate; the special ones as vLLM computes it), which needs fewer
         tokens than the budget and fewer new blocks than are free; then no order matters. ->
-        (scheduled, budget left, lingering), or None when something binds."""
+        (scheduled, budget left, lingering, the requests _apply must tell: told other tokens
+        than these, or lingering), or None when something binds."""
         computed, num_tokens = self.num_computed_tokens, self.num_tokens
         placeholders = self.num_output_placeholders
         end = self.num_prompt_tokens
@@ -203,12 +204,13 @@ class Steady:
         # the steady decoders' new blocks this step: those whose last block is full
         grow_sd = self.sd_hist[-self.sd_steps % bs] if self.sd else 0
         tokens, blocks = len(self.sd), grow_sd
-        budget = self.budget
-        lingering, sched, grown = 0, {}, []
+        budget, told = self.budget, self.told
+        lingering, sched, grown, tell = 0, {}, [], []
         for r in self.special:
             c, p = computed[r], placeholders[r]
             if p and c + 2 - p >= end[r] + max_tokens[r]:
                 lingering += 1      # async: its last token is in flight
+                tell.append(r)
                 continue
             n = num_tokens[r] + p - c
             if 0 < threshold < n:
@@ -221,6 +223,8 @@ class Steady:
                 blocks += grow
                 grown.append((r, grow))
             sched[r] = n
+            if told.get(r) != n:
+                tell.append(r)
         if tokens >= budget or blocks > pool.num_free():
             return None
         if caching:     # as the walk: blocks taken (their order is not observable), full
@@ -244,7 +248,7 @@ class Steady:
             pool.free -= blocks
             for r, grow in grown:
                 held[r] += grow
-        return sched, budget - tokens, lingering
+        return sched, budget - tokens, lingering, tell
 
     # ------------------------------------------------------------ the aggregate
     def _sd_growth(self, m):
