@@ -2,7 +2,8 @@
 page (protocol `parse_trace`, the file's text sent to the engine; it never leaves the browser).
 
 Formats: JSONL (one object a line; a name ending .jsonl / .json, or a first line that starts with
-"{") or CSV with a header. Lines end with LF, CRLF or a lone CR; a byte-order mark is not part of
+"{") or CSV with a header; the published traces' own formats too (Azure's CSV, Mooncake's JSONL:
+traceformats.py). Lines end with LF, CRLF or a lone CR; a byte-order mark is not part of
 the first column. CSV: headers are case-blind and trimmed, cells may be quoted, a cell that reads
 as a number is one (an integer literal an int), an empty cell is absent, `hash_ids` is ids
 separated by spaces; the header must name arrive, prompt and out and nothing unknown, and every
@@ -18,6 +19,7 @@ import math
 import re
 
 from ..errors import ScenarioError
+from . import traceformats
 from .fields import ITEM_FIELDS, REQUIRED_ITEM_FIELDS
 
 KEYS = [f.path for f in ITEM_FIELDS]
@@ -67,6 +69,10 @@ def parse(name, text, max_items=None):
     first = next((ln.strip() for ln in lines if ln.strip()), "")
     jsonl = name.lower().endswith((".jsonl", ".json")) or first.startswith("{")
     items, where = [], []
+    kind = None         # a published trace's own format (traceformats.py), or ours
+
+    def refuser(line):
+        return lambda what, allowed: _refuse(name, line, what, allowed)
 
     def add(item, line):
         if max_items is not None and len(items) >= max_items:
@@ -86,16 +92,21 @@ def parse(name, text, max_items=None):
                 obj = None
             if not isinstance(obj, dict):
                 _refuse(name, i + 1, "not a JSON object", "one JSON object per line")
+            if not items:
+                kind = traceformats.jsonl_kind(obj)
+            if kind == "mooncake":
+                obj = traceformats.mooncake_item(obj, refuser(i + 1))
             add(obj, i + 1)
     else:
         rows = csv.reader(lines, skipinitialspace=True)   # `a, "b"`: b is quoted
         head = [h.strip().lower() for h in next(rows, [])]
-        missing = [k for k in REQUIRED if k not in head]
+        kind = traceformats.csv_kind(head)
+        missing = [] if kind else [k for k in REQUIRED if k not in head]
         if missing:
             _refuse(name, 1, "the header needs %s (and may have %s)"
                     % (", ".join(missing), ", ".join(KEYS[REQUIRED_ITEM_FIELDS:])),
                     "a header naming " + ", ".join(REQUIRED))
-        unknown = [h for h in head if h and h not in KEYS]
+        unknown = [h for h in head if h and h not in KEYS] if not kind else []
         if unknown:
             _refuse(name, 1, "unknown column %s (known: %s)" % (unknown[0], ", ".join(KEYS)),
                     "columns among " + ", ".join(KEYS))
@@ -111,7 +122,12 @@ def parse(name, text, max_items=None):
                 v = _cell(k, c)
                 if v is not None:
                     obj[k] = v
+            if kind == "azure":
+                obj = traceformats.azure_item(obj, refuser(i))
             add(obj, i)
     if not items:
         raise ScenarioError("trace", name, "a file with requests", "%s: no requests in it" % name)
+    if kind:
+        traceformats.rebase(kind, items)
+        return {"items": items, "format": traceformats.FORMATS[kind], "lines": where}
     return {"items": items, "format": "JSONL" if jsonl else "CSV", "lines": where}

@@ -6,6 +6,7 @@ import json
 from urllib.parse import parse_qs, urlsplit
 
 from support.page import flat_metrics, metrics_match, read_metrics, scenario_from_query, settle, wait_state
+from support.published import azure_file
 
 
 def query(page):
@@ -150,6 +151,26 @@ def test_own_trace_file_and_calibration(strict_page, site_url, native, tmp_path)
     page.set_input_files("#trace-file", str(huge))
     page.wait_for_function("() => document.getElementById('trace-file-error').textContent")
     assert page.text_content("#trace-file-error").startswith("huge.jsonl line 2: arrive = '1e400'")
+
+
+def test_a_published_azure_file_runs_as_the_shipped_window(strict_page, site_url, native,
+                                                           tmp_path):
+    """The Azure CSV as published (its own columns and timestamps) is a trace file the page
+    reads: the run is the shipped trace's window, to the number."""
+    page = strict_page
+    page.goto(site_url)
+    wait_state(page, "ready")
+    mine = tmp_path / "AzureLLMInferenceTrace_conv.csv"
+    mine.write_text("\r\n".join(azure_file("azure-conv-2023").split("\r\n")[:121]),
+                    newline="")
+    n = int(page.get_attribute("html", "data-drawn"))
+    page.set_input_files("#trace-file", str(mine))
+    page.wait_for_function("n => Number(document.documentElement.dataset.drawn) > n"
+                           " && !('busy' in document.documentElement.dataset)", arg=n)
+    status = page.text_content("#trace-file-status")
+    assert "120 requests (Azure CSV" in status, status
+    window = {"workload": {"trace": {"name": "azure-conv-2023", "count": 120}}}
+    assert metrics_match(read_metrics(page), flat_metrics(native.compare(window))) >= 40
 
 
 SERVED = ("batch,prompt,ttft_ms,tpot_ms\n1,512,60,12.5\n8,512,380,14\n32,512,1500,21\n"

@@ -7,6 +7,7 @@ import pytest
 import py_engine
 from py_engine.app.protocol import handle
 from py_engine.scenario.tracefile import parse
+from support.published import azure_file, mooncake_file
 
 
 def refused(name, text, *words, max_items=None):
@@ -85,3 +86,55 @@ def test_the_protocol_refuses_bad_params_as_data():
                    {"name": "t.csv", "text": "arrive,prompt,out\n0,1,1", "max_items": 0}):
         r = handle({"method": "parse_trace", "params": params})
         assert r["ok"] is False and r["error"]["type"] == "ScenarioError", params
+
+
+# ------------------------------------------------------------ the published traces' own formats
+# A serving engineer's export in the format of a trace we ship (traceformats.py) runs as it is:
+# the published files, written back from the shipped columns (tests/support/published.py), give
+# exactly the runs of the named traces.
+
+@pytest.mark.parametrize("name, text_of", [("azure-conv-2023", lambda n: azure_file(n)),
+                                           ("mooncake-conv-2025",
+                                            lambda n: mooncake_file(n).decode())])
+def test_a_published_trace_file_runs_as_the_named_trace(name, text_of):
+    r = parse(name + (".csv" if name.startswith("azure") else ".jsonl"), text_of(name))
+    assert r["format"].split()[0] == name.split("-")[0].capitalize()
+    assert r["items"][0]["arrive"] == 0 and len(r["lines"]) == len(r["items"])
+    server = {"slots": 64, "kv_tokens": 200_000}
+    named = py_engine.simulate({"scheduler": "vllm", "server": server,
+                                "workload": {"trace": {"name": name, "count": 300}}})
+    mine = py_engine.simulate({"scheduler": "vllm", "server": server,
+                               "workload": {"items": r["items"][:300]}})
+    assert mine["requests"] == named["requests"] and mine["metrics"] == named["metrics"]
+    if name.startswith("mooncake"):     # its hash ids came along: the prefix cache hits
+        assert mine["metrics"]["prefix_hit_rate"] > 0
+
+
+def test_azure_timestamps_are_ms_from_the_first_request_exactly():
+    text = ("TIMESTAMP,ContextTokens,GeneratedTokens\r\n2023-11-16 23:59:59.9999999,10,2\r\n"
+            "2023-11-17 00:00:00.0000300,20,3\r\n2023-11-16 23:59:59.9,5,1")
+    r = parse("a.csv", text)
+    assert [i["arrive"] for i in r["items"]] == [99.9999, 100.03, 0.0]     # ms, over midnight
+    assert [i["prompt"] for i in r["items"]] == [10, 20, 5]
+    assert parse("b.csv", "timestamp,contexttokens,generatedtokens\n0.5,10,2\n2,10,2\n")[
+        "items"][1]["arrive"] == 1500.0        # seconds as numbers, read case-blind
+
+
+def test_published_formats_refuse_a_bad_line_by_its_number():
+    head = "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+    refused("a.csv", head + "2023-11-16 18:15:46.1,10,2\nyesterday,10,2\n",
+            "a.csv line 3: TIMESTAMP 'yesterday' is not a time")
+    refused("a.csv", head + "2023-02-30 18:15:46.1,10,2\n", "line 2: TIMESTAMP", "not a date")
+    refused("a.csv", "TIMESTAMP,ContextTokens,GeneratedTokens,Model\n2023-11-16 18:15:46,1,1,x\n",
+            "line 2: unknown column model in an Azure trace")
+    line = '{"timestamp": 0, "input_length": 10, "output_length": 2, "hash_ids": [1]}\n'
+    refused("m.jsonl", line + '{"timestamp": 5, "input_length": 10}\n',
+            "m.jsonl line 2: no output_length (a Mooncake trace line has")
+    refused("m.jsonl", line + line.replace('"hash_ids"', '"colour": 1, "hash_ids"'),
+            "line 2: unknown key colour in a Mooncake trace line")
+    # values go to the scenario's validator, which names the item (the page: its line)
+    items = parse("a.csv", head + "2023-11-16 18:15:46.1,10,2\n2023-11-16 18:15:47,10,0\n")[
+        "items"]
+    with pytest.raises(py_engine.ScenarioError) as e:
+        py_engine.simulate({"workload": {"items": items}})
+    assert e.value.field == "workload.items[1].out"

@@ -5,7 +5,6 @@ hash ids and their block size, and the credit every run of them carries."""
 import csv
 import datetime
 import hashlib
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ from py_engine.scenario.prepared import prepare
 from py_engine.workload import traces
 from py_engine.workload.blocks import chains
 from py_engine.workload.generator import generate
+from support.published import AZURE_FIRST, azure_file, mooncake_file
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared" / "traces"     # absent in a fresh clone: those tests skip
@@ -49,13 +49,13 @@ def test_the_shipped_trace_is_the_published_one(name):
                for a, x in zip(cols["arrive_100ns"], t))
 
 
-def mooncake_file(name):
-    """The shipped columns written back in the published files' form, one JSON line a request."""
-    cols = traces.columns(name)
-    return "".join(json.dumps({"timestamp": a, "input_length": p, "output_length": o,
-                               "hash_ids": h}) + "\n"
-                   for a, p, o, h in zip(cols["arrive_ms"], cols["prompt"], cols["out"],
-                                         cols["hash_ids"])).encode()
+@pytest.mark.skipif(not SHARED.exists(), reason="the published files are beside the project")
+@pytest.mark.parametrize("name", FILES)
+def test_the_azure_file_written_back_is_the_published_one_byte_for_byte(name):
+    # (tests/support/published.py: the page and the CLI read it as the reader's own file)
+    assert azure_file(name).encode() == (SHARED / FILES[name]).read_bytes()
+    assert azure_file(name).startswith(AZURE_FIRST[name], len("TIMESTAMP,ContextTokens,"
+                                                             "GeneratedTokens\r\n"))
 
 
 @pytest.mark.parametrize("name", MOONCAKE)
