@@ -69,6 +69,9 @@ FIGURES = {
                                     "values": [256, 512, 1024, 2048, 4096, 8192, 16384]}],
                         # the SLO rule itself: the share of requests meeting every limit,
                         # against slo.attainment; each point carries the limits that fail
+                        # current: the reader's own setting is swept too where the grid misses
+                        # it (max_num_seqs 48: its own verdict, and the recommendation may be it)
+                        "current": True,
                         "schedulers": "last", "metric": "slo_attainment",
                         "metric_label": "within the SLO", "limit": "slo.attainment",
                         "share": True}},

@@ -239,3 +239,33 @@ def test_with_a_fleet_the_sizing_figure_says_it_is_one_server(strict_page, site_
         page.press("#ctl-replicas", "Enter")
         settle(page)
         assert page.is_hidden("#slots-one-server") is hidden, replicas
+
+
+def test_the_readers_own_setting_is_swept_too(strict_page, site_url, native):
+    """At max_num_seqs = 24 (between the grid's powers of two) the advice said "Current:
+    max_num_seqs = 24 (not one of the points swept)": the engineer's own setting had no verdict.
+    Now it is a point of the sweep, drawn and judged as the engine judges the grid and 24."""
+    page = strict_page
+    page.goto(site_url + CONV + "&slots=24")
+    settle(page)
+    grid = FIGURES["slots"]["sweep"]["values"]
+    assert 24 not in grid
+    values = sorted(grid + [24])
+    sweep = native("sweep", {"scenario": scenario_of(page), "param": "slots", "values": values,
+                             "schedulers": ["vllm"]})
+    rec = sweep["recommendation"]["vllm"]
+    assert page.text_content("#slots-advice .advice-text") == sentence(rec["text"])
+    at24 = next(pt["vllm"] for pt in sweep["points"] if pt["value"] == 24)
+    assert page.text_content('[data-sizing="24.slo_attainment"]') == \
+        "%d%%" % round(100 * at24["slo_attainment"])
+    advice = page.text_content("#slots-advice")
+    assert "not one of the points swept" not in advice
+    if rec["value"] != 24:
+        verdict = "meets the SLO" if at24["slo_attainment"] >= 0.9 else "fails it"
+        assert "Current: max_num_seqs = 24, %s" % verdict in advice
+    # the axis keeps the grid's ticks; the other sweep of the figure does not take 24
+    page.select_option("#slots-param", "server.max_num_batched_tokens")
+    settle(page)
+    assert page.eval_on_selector_all('[data-sizing$=".slo_attainment"]', "els => els.length") == \
+        len(next(p["values"] for p in FIGURES["slots"]["sweep"]["params"]
+                 if p["param"] == "server.max_num_batched_tokens"))

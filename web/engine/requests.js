@@ -37,10 +37,15 @@ export function sweepSchedulers(def, lanes, schedulers) {
   return baseSchedulers(schedulers);
 }
 
-/** A sweep figure's declaration with the parameter the reader chose (fig.sweep.params). */
-export function sweepOf(fig, param) {
+/** A sweep figure's declaration with the parameter the reader chose (fig.sweep.params); with
+ *  `current` and the page's values, the reader's own setting is one of its values too (`grid`: the
+ *  declared ones, the axis's ticks). */
+export function sweepOf(fig, param, values) {
   const alt = (fig.sweep.params || []).find((p) => p.param === param);
-  return alt ? { ...fig.sweep, ...alt } : fig.sweep;
+  const def = alt ? { ...fig.sweep, ...alt } : fig.sweep;
+  const own = values?.[def.param];
+  if (!def.current || typeof own !== 'number' || def.values.includes(own)) return def;
+  return { ...def, grid: def.values, values: [...def.values, own].sort((a, b) => a - b) };
 }
 
 /** The scenario as one server runs it: without the keys a figure owns (figures.fleet.owns: the
@@ -143,7 +148,7 @@ export function pageRequests(ctx, state) {
   if (only === 'fleet' && out.fleet?.pooled) out.fleet.routers = [];
   for (const [name, fig] of Object.entries(schema.figures)) {
     if (!fig.sweep || !wants(name)) continue;
-    const def = sweepOf(fig, state.sizing?.[name]);
+    const def = sweepOf(fig, state.sizing?.[name], state.values);
     const f = schema.fields.find((x) => x.path === def.param);
     if (f && !matters(f, state.values, state.items)) out.off[name] = f;
     else out.sweeps[name] = sweepRequests(def, scenario, lanes, schema.schedulers);

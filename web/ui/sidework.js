@@ -44,7 +44,7 @@ export function createSideWork(ctx) {
   let checkedOnce = false;
   let kvForm = null;
   const sizing = {};          // figure -> the parameter the reader chose to sweep (fig.sweep.params)
-  const defOf = (name) => sweepOf(schema.figures[name], sizing[name]);
+  const defOf = (name) => sweepOf(schema.figures[name], sizing[name], ctx.state().values);
   const state = () => ({ ...ctx.state(), sizing });
   const fleet = createFleet({ source, schema, onApply: ctx.onApply, cancel: () => cancel(), onAnswer: ctx.onFleetAnswer,
     compact: () => ({ story: 0.6, fleet: 0.8 })[root.dataset.embed] || 0 });

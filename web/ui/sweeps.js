@@ -47,7 +47,7 @@ export function drawLatency(canvas, def, { field, current, values }, pts) {
   if (current != null && def.values.includes(current)) keys.push({ symbol: '⬤', text: `current: ${current}` });
   lineChart(canvas, {
     height: 200,
-    x: { label: field.label, min: def.values[0], max: hi, log2: true, ticks: def.values, fmt: String },
+    x: { label: field.label, min: def.values[0], max: hi, log2: true, ticks: def.grid ?? def.values, fmt: String },
     y: { label: 'p95 latency, % of its limit', min: 0, max: cap, fmt: (v) => `${Math.round(v * 100)}%` },
     series,
     hlines: [{ y: 1, label: 'at the limit (100%)', color: t.bad, align: 'left' }],
@@ -112,7 +112,7 @@ export function drawSizing(canvas, def, { field, limitField, limit, current, uni
   const failing = [...new Set(pts.filter((p) => p[3] === false).flatMap((p) => p[4] || []))].map((k) => LIMIT_WORDS[k] || k);
   lineChart(canvas, {
     height: 240,
-    x: { label: field.label, min: def.values[0], max: hi, log2: true, ticks: def.values, fmt: String },
+    x: { label: field.label, min: def.values[0], max: hi, log2: true, ticks: def.grid ?? def.values, fmt: String },
     y: { label: 'throughput (tok/s)', min: 0, color: t.accent },
     // the axis says what it measures; the legend names the line ("within the SLO") once
     y2: share ? { label: '% of requests', min: 0, max: 1, color: t.alt, fmt: (v) => `${Math.round(v * 100)}%` }
