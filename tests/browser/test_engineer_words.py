@@ -62,6 +62,9 @@ def test_bench_serve_cards_show_the_native_numbers_and_fit_the_embed(strict_page
         for key in ("served_rps", "total_token_throughput_tok_s", "peak_concurrency",
                     "peak_running"):
             assert f"{s}.{key}" in shown, f"{s}.{key} is not on a card"
+    # the speedup (SPEC 5's cards: in passes and time), without the headline's help in an embed
+    for key in ("speedup.time", "speedup.passes"):
+        assert page.is_visible(f'.card [data-metric="{key}"]') and shown[key] == want[key], key
     assert metrics_match(shown, want) >= 60
     assert page.evaluate("() => document.documentElement.scrollHeight") <= 520
     # the cards that show them are shown whole: nothing scrolls sideways, nothing below the frame

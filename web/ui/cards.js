@@ -52,6 +52,14 @@ export function lanesInWords(shown, schedulers) {
   return shown.length > 2 ? `${shown.slice(0, -1).map(label).join(', ')} and ${label(shown.at(-1))}` : shown.map(label).join(' vs ');
 }
 
+/** The headline's speedup, in the passes card (the metrics figure embedded alone shows no
+ *  headline): static's time and passes over continuous's, with the headline's hooks. */
+function speedupLine(sp) {
+  const x = (path, v) => el('b', { 'data-metric': `speedup.${path}`, 'data-value': v == null ? '' : String(v), text: v == null ? '–' : `×${v.toFixed(2)}` });
+  return el('p', { class: 'speedup-line' }, document.createTextNode('Continuous batching is '), x('time', sp.time),
+    document.createTextNode(' as fast as static in time, '), x('passes', sp.passes), document.createTextNode(' in passes.'));
+}
+
 /** sloFields: the scenario's SLO fields (their labels; values read from the result's scenario). */
 export function renderCards(container, cmp, scheds, sloFields) {
   const first = cmp[scheds[0]];
@@ -62,8 +70,10 @@ export function renderCards(container, cmp, scheds, sloFields) {
   const target = first.scenario.slo?.attainment;
   const cards = [];
 
-  cards.push(card('Forward passes', 'Passes the GPU ran to serve every request; fewer passes, same work.',
-    table(cmp, scheds, [{ label: 'passes', path: 'passes', cls: 'big' }, { label: 'output tokens', path: 'output_tokens' }], fmt)));
+  const passes = card('Forward passes', 'Passes the GPU ran to serve every request; fewer passes, same work.',
+    table(cmp, scheds, [{ label: 'passes', path: 'passes', cls: 'big' }, { label: 'output tokens', path: 'output_tokens' }], fmt));
+  if (cmp.speedup) passes.append(speedupLine(cmp.speedup));
+  cards.push(passes);
 
   // Utilization with the four slot-step shares.
   const share = el('div', {});
