@@ -171,6 +171,15 @@ def test_a_published_azure_file_runs_as_the_shipped_window(strict_page, site_url
     assert "120 requests (Azure CSV" in status, status
     window = {"workload": {"trace": {"name": "azure-conv-2023", "count": 120}}}
     assert metrics_match(read_metrics(page), flat_metrics(native.compare(window))) >= 40
+    # a link cannot carry the file: sharing says so, and the JSON export carries it
+    page.click("#btn-copy-link")
+    page.wait_for_function("() => document.getElementById('export-status').textContent")
+    assert ("Your trace file AzureLLMInferenceTrace_conv.csv (120 requests) is not in the link"
+            in page.text_content("#export-status"))
+    with page.expect_download() as got:
+        page.click("#btn-json")
+    doc = json.loads(open(got.value.path()).read())
+    assert len(doc["request"]["params"]["scenario"]["workload"]["items"]) == 120
 
 
 SERVED = ("batch,prompt,ttft_ms,tpot_ms\n1,512,60,12.5\n8,512,380,14\n32,512,1500,21\n"

@@ -87,17 +87,23 @@ export function markPreset(box, name) {
   for (const b of box.children) b.setAttribute('aria-pressed', String(b.dataset.preset === name));
 }
 
-/** Export and share buttons. ctx: {result(), request(), lanes(), canvases(), describe(), call(method, params)};
- *  figures: the schema's figures (the embed selector offers each). */
+/** Export and share buttons. ctx: {result(), request(), lanes(), canvases(), describe(), call(method, params),
+ *  traceFile(): the reader's own trace file in words, or null}; figures: the schema's figures (the
+ *  embed selector offers each). */
 export function wireExports(ctx, figures) {
   $('embed-figure').replaceChildren(...Object.entries(figures).map(([name, f]) => el('option', { value: name, text: f.title })));
+  // a trace file is no link's to carry (it never leaves the page): say what the link runs instead
+  const without = (what) => {
+    const file = ctx.traceFile?.();
+    return file ? ` Your trace file ${file} is not in the ${what}: it runs the scenario's own workload; the file travels in Download JSON.` : '';
+  };
   $('btn-copy-link').addEventListener('click', async () => {
     const ok = await X.copyText(location.href, $('share-text'));
-    $('export-status').textContent = ok ? 'Link copied.' : 'Link selected below: copy it with Ctrl+C.';
+    $('export-status').textContent = (ok ? 'Link copied.' : 'Link selected below: copy it with Ctrl+C.') + without('link');
   });
   $('btn-copy-embed').addEventListener('click', async () => {
     const ok = await X.copyText(X.embedSnippet(location.href, $('embed-figure').value, figures), $('share-text'));
-    $('export-status').textContent = ok ? 'Embed snippet copied.' : 'Snippet selected below: copy it with Ctrl+C.';
+    $('export-status').textContent = (ok ? 'Embed snippet copied.' : 'Snippet selected below: copy it with Ctrl+C.') + without('snippet');
   });
   // The engine writes the command (py_engine/app/serve_flags.py); data-command keeps the last one.
   $('btn-copy-serve').addEventListener('click', async () => {

@@ -9,7 +9,8 @@ import { $ } from './dom.js';
 /**
  * onChange(): a file was loaded or cleared (run again); maxRequests: the page's limit on a run's
  * requests (workload.requests' page_max); call(method, params): the live engine's door. Returns
- * {items(): the file's requests, or undefined without one; showError(detail): an engine error
+ * {items(): the file's requests, or undefined without one; describe(): its name and size, or null;
+ * showError(detail): an engine error
  * about them shown beside the input, at the file's own line (true when it was about them)}.
  */
 export function createTraceInput(onChange, maxRequests, call) {
@@ -48,6 +49,8 @@ export function createTraceInput(onChange, maxRequests, call) {
   clear.addEventListener('click', reset);
   return {
     items: () => trace?.items,
+    /** "mine.csv (120 requests)", or null without a file. */
+    describe: () => (trace ? `${trace.name} (${trace.items.length.toLocaleString('en-US')} requests)` : null),
     showError(d) {
       if (!trace || !/^workload\.items/.test(d.field || '')) return false;
       error.textContent = lineOf(d.message, trace.name, trace.lines);
