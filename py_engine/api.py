@@ -35,7 +35,7 @@ from .scenario.prepared import Scenario, prepare
 from .scenario.presets import presets
 from .sim.core import Sim
 from .sim.progress import Progress, counted, within
-from .sim.work import PROBES, WORK_CAP, WorkCapExceeded, estimate, too_much
+from .sim.work import WORK_CAP, Probes, WorkCapExceeded, too_much
 from .workload.generator import Trace, generate
 
 MAX_SWEEP_POINTS = 200
@@ -79,8 +79,9 @@ def run_steps(scenario, trace: Trace | None = None, slice_s: float | None = None
         first, to refuse a hopeless run seconds in rather than at the cap)."""
         sim = Sim(trace, scenario["server"]["slots"], Cost.from_scenario(scenario),
                   seg_cap=RESULT_CAPS["segments"], log_cap=RESULT_CAPS["passes_log"])
-        sim.work_cap = None if work_cap is None else max(1, int(work_cap * PROBES[0][0]))
-        return sim, cls(sim, scenario, trace), list(PROBES) if work_cap is not None else []
+        probes = Probes(work_cap)
+        sim.work_cap = probes.limit()
+        return sim, cls(sim, scenario, trace), probes
 
     sim, policy, probes = start(cls.restartable())
     while True:
@@ -93,13 +94,11 @@ def run_steps(scenario, trace: Trace | None = None, slice_s: float | None = None
             sim, policy, probes = start(again.policy_class)
             continue
         except WorkCapExceeded as e:
-            if not probes:
+            try:
+                probes.check(e.work, e.done, e.n)
+            except WorkCapExceeded:
                 raise too_much(scenario, e.work, e.done, e.n, work_cap) from None
-            guess = estimate(e.work, e.done, e.n)
-            if guess is not None and guess > probes[0][1] * work_cap:
-                raise too_much(scenario, e.work, e.done, e.n, work_cap) from None
-            probes.pop(0)              # the estimate fits (or there is none yet): go on
-            sim.work_cap = int(work_cap * probes[0][0]) if probes else work_cap
+            sim.work_cap = probes.limit()   # the estimate fits (or there is none yet): go on
             continue
         except OverflowError:
             raise ScenarioError("workload", "<trace>", "a run whose simulated time fits in 2^63 "

@@ -32,6 +32,7 @@ from ..policies import policy_class
 from ..scenario.normalize import pool_server
 from ..scenario.prepared import prepare
 from ..sim.progress import Progress
+from ..sim.work import Probes
 from ..workload.blocks import chains
 from .routers import make_router
 from .run import CHECK_EVERY, Fleet, Replica, hide_block_views
@@ -145,9 +146,11 @@ class Disagg:
         done = sum(r.sim.n_done for r in self.pools["decode"].replicas)
         return Progress(done, len(self.trace[0]))
 
-    def check_work(self, cap):
-        for f in self.pools.values():
-            f.check_work(cap)
+    def check_work(self, probes):
+        """Both pools' work against one cap (run.Fleet.check_work); finished: the decode
+        pool's."""
+        work = sum(f.work_done()[0] for f in self.pools.values())
+        probes.check(work, self.pools["decode"].work_done()[1], len(self.trace[0]))
 
 
 def run_disagg_steps(scenario, trace, slice_s=None, work_cap=None, seg_cap=None,
@@ -155,12 +158,13 @@ def run_disagg_steps(scenario, trace, slice_s=None, work_cap=None, seg_cap=None,
     """Scenario (prepared, disaggregated) + trace -> Disagg (finished), in slices (as
     fleet/run.py run_fleet_steps)."""
     d = Disagg(scenario, trace, seg_cap, log_cap)
+    probes = Probes(work_cap)
     clock = time.perf_counter
     until = None if slice_s is None else clock() + slice_s
     for g, t in enumerate(trace[0]):
         d.arrive(g, t)
         if g % CHECK_EVERY == CHECK_EVERY - 1:
-            d.check_work(work_cap)
+            d.check_work(probes)
             if until is not None and clock() > until:
                 yield d.progress()
                 until = clock() + slice_s
@@ -169,5 +173,5 @@ def run_disagg_steps(scenario, trace, slice_s=None, work_cap=None, seg_cap=None,
     for rep in d.pools["decode"].replicas:
         rep.finish()
         yield d.progress()
-    d.check_work(work_cap)
+    d.check_work(probes)
     return d

@@ -44,6 +44,36 @@ def estimate(work, done, n):
     return work * n / done if done and done >= ESTIMATE_MIN * n else None
 
 
+class Probes:
+    """The cap looked at in steps as one run goes (PROBES): at each probe's share of the cap the
+    run's estimate must stay under the probe's multiple of the cap; past the last probe, the cap
+    itself. A run that starts over starts its probes over (a new Probes)."""
+
+    def __init__(self, cap):
+        self.cap = cap
+        self.left = list(PROBES) if cap is not None else []
+
+    def limit(self):
+        """The work at which the run is looked at next (None: no cap)."""
+        if self.cap is None:
+            return None
+        return max(1, int(self.cap * self.left[0][0])) if self.left else self.cap
+
+    def check(self, work, done, n):
+        """The run did `work` with `done` of its n requests finished: WorkCapExceeded when that
+        is past the cap or estimated above a probe's multiple of it; else on past the probes it
+        passed (a fleet, looked at every few requests, may pass more than one at once)."""
+        limit = self.limit()
+        while limit is not None and work > limit:
+            if not self.left:
+                raise WorkCapExceeded(work, done, n)
+            guess = estimate(work, done, n)
+            if guess is not None and guess > self.left[0][1] * self.cap:
+                raise WorkCapExceeded(work, done, n)
+            self.left.pop(0)
+            limit = self.limit()
+
+
 def too_much(scenario, work, done, n, cap):
     """The ScenarioError for a run stopped at `work` of its `cap` (done of n requests finished)."""
     wl, sv = scenario["workload"], scenario["server"]

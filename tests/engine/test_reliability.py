@@ -3,6 +3,7 @@
 and any accepted scenario."""
 
 import json
+import re
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
@@ -107,6 +108,40 @@ def test_the_probe_refuses_a_hopeless_run_early(monkeypatch):
                   "server": {"slots": 256}}, work_cap=60_000)   # it needs ~2,000,000
     assert seen == [3_000]                   # refused at the probe, never ran to the cap
     assert "x the cap" in e.value.message
+
+
+@pytest.mark.parametrize("cluster", [{"replicas": 8}, {"replicas": 32, "router": "llm_d"},
+                                     {"prefill": {"replicas": 2}, "decode": {"replicas": 4}}],
+                         ids=["fleet", "llm_d", "p/d"])
+def test_a_hopeless_fleet_is_refused_at_its_first_probe(cluster):
+    """A fleet was held to the cap alone (no probe, its routing not counted): a 1M-request vLLM
+    fleet of 64 replicas ran 21 s natively before its refusal (43 s behind llm_d), 'about 20 s'
+    by the message. Now its estimate at the first probe, 5% of the cap, refuses it."""
+    cap = 2_000_000
+    sc = {"scheduler": "vllm", "cluster": cluster,
+          "workload": {"requests": 100_000, "arrival": {"kind": "poisson", "rate": 50}}}
+    with pytest.raises(ScenarioError) as e:
+        simulate(sc, work_cap=cap)
+    m = re.search(r"([\d,]+) of 100,000 requests done after ([\d,]+) units; it needs about "
+                  r"([\d,]+) units", e.value.message)
+    assert m, e.value.message
+    done, units, needs = (int(x.replace(",", "")) for x in m.groups())
+    assert done > 0 and units <= 0.06 * cap and needs > 2 * cap      # the probe's verdict
+
+
+def test_a_fleet_counts_its_routing_as_work():
+    """Routing a request costs ~1.5 us, and per replica more when the router scores them (llm_d)
+    or asks their prefix caches: counted, as a replica counts its own events."""
+    from py_engine.api import drain
+    from py_engine.fleet.run import run_fleet_steps
+    from py_engine.scenario.prepared import prepare
+    from py_engine.workload.generator import generate
+
+    def routing(router):
+        sc = prepare({"scheduler": "vllm", "workload": {"requests": 200},
+                      "cluster": {"replicas": 16, "router": router}})
+        return drain(run_fleet_steps(sc, generate(sc["workload"]))).work
+    assert 0 < routing("round_robin") < routing("llm_d")
 
 
 def test_a_run_within_the_estimate_goes_on_to_the_cap_and_equals_the_uncapped_run():
