@@ -5,7 +5,10 @@ phone, nothing scrolled to hides under the fixed bar and a lane's stats keep num
 one line; a planner embed's refusal points to what the embed has; a lab link without code opens
 on FCFS; the papers' tiles are named before they run."""
 
+import json
 import re
+
+import pytest
 
 from support.page import settle
 
@@ -170,3 +173,17 @@ def test_the_papers_tiles_are_named_before_they_run(strict_page, site_url):
     assert "vLLM" in dict(tiles)["vllm-fig2"] and "Fig. 2" in dict(tiles)["vllm-fig2"]
     detail = page.text_content("#papers-detail")
     assert "article-skew-zero" not in detail and "The article" in detail, detail
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
+def test_in_lecture_type_the_sizing_charts_tick_labels_do_not_overprint(strict_page, site_url, size):
+    """On the projector the sizing chart's last x label ran into the right axis' "0%": "10240%"."""
+    page = strict_page
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    page.goto(f"{site_url}?story=7&lecture=1")
+    settle(page)
+    boxes = json.loads(page.get_attribute("#chart-slots", "data-ticks") or "null")
+    assert boxes, "the chart names its tick labels' boxes (data-ticks)"
+    clash = [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+             if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]]
+    assert not clash, clash
