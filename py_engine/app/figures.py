@@ -97,8 +97,10 @@ FIGURES = {
               "schedulers": "last", "open_replicas": 4, "open_pools": [1, 3],
               "embed_height": 520, "alone": True},
     # published numbers recomputed (app/papers/, SPEC §11): the page asks the live engine one
-    # check at a time, in this order; `seconds`: about how long all of them take in the page
+    # check at a time, in this order; `seconds`: about how long all of them take in the page;
+    # `names`: each check's paper and title, for its tile before it is computed
     "papers": {"title": "Reproducing the papers", "checks": [c["id"] for c in CHECKS],
+               "names": {c["id"]: [c["paper"], c["title"]] for c in CHECKS},
                "seconds": 15, "embed_height": 450},
     # the policy lab (SPEC §10): an editor for the reader's own scheduler (custom.code) and its
     # examples (protocol `examples`); its lane (schema schedulers' `lab` one) joins the others

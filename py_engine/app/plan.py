@@ -241,9 +241,10 @@ def _busy(r):
 
 
 def _label(c):
+    """A candidate as the page's table names it (web/ui/plan.js candidateWords)."""
     if c["kind"] == "colocated":
-        return "colocated %d x TP%d" % (c["replicas"], c["tp"])
-    return "disaggregated %dP (TP%d) : %dD (TP%d)" % (
+        return "colocated %d \u00d7 TP %d" % (c["replicas"], c["tp"])
+    return "P/D %d prefill (TP %d) : %d decode (TP %d)" % (
         c["prefill"]["replicas"], c["prefill"]["tp"], c["decode"]["replicas"], c["decode"]["tp"])
 
 
@@ -298,7 +299,7 @@ def verdict(rows, search=False):
         return best, head + tail
     ratio = (best["goodput_per_gpu"] / other["goodput_per_gpu"]
              if other["goodput_per_gpu"] else float("inf"))
-    return best, "%s, x%s the best %s (%s, %.3f): %s%s" % (
+    return best, "%s, \u00d7%s the best %s candidate (%s, %.3f): %s%s" % (
         head, "%.2f" % ratio if ratio != float("inf") else "inf", other["kind"], _label(other),
         other["goodput_per_gpu"], _why_not(other, best), tail)
 

@@ -172,3 +172,16 @@ def test_the_protocol_plans_at_capacity_as_plan_capacity_does():
     bad = handle({"method": "plan_point", "params": {"scenario": sc, "gpus": 2, "candidate": c,
                                                      "capacity": "yes"}})
     assert not bad["ok"] and bad["error"]["field"] == "params.capacity"
+
+
+def test_the_reason_names_candidates_as_the_pages_table_does():
+    """The page's table says "P/D 1 prefill (TP 1) : 1 decode (TP 1)"; the reason under it said
+    "disaggregated 1P (TP1) : 1D (TP1)" and "x1.02" for the same rows."""
+    r = plan(dict(workload(1000, 100, 2, 40), slo={"ttft_ms": 5000, "tpot_ms": 100}), 2)
+    words = lambda c: ("colocated %d × TP %d" % (c["replicas"], c["tp"]) if c["kind"] == "colocated"  # noqa: E731
+                       else "P/D %d prefill (TP %d) : %d decode (TP %d)" % (
+                           c["prefill"]["replicas"], c["prefill"]["tp"], c["decode"]["replicas"], c["decode"]["tp"]))
+    assert r["reason"].startswith(words(r["recommended"]) + ": "), r["reason"]
+    other = next(c for c in r["candidates"] if c["kind"] != r["recommended"]["kind"])
+    assert "(%s, " % words(other) in r["reason"] and " ×" in r["reason"], r["reason"]
+    assert "1P (" not in r["reason"] and " x" not in r["reason"], r["reason"]

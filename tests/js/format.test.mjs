@@ -34,3 +34,20 @@ test('a column of times has one unit, from its largest value', () => {
   assert.equal(fmtTimeColumn([])(12), '12 ms');                     // no values: ms
   assert.equal(fmtTimeColumn([1200, 30], 'pass')(1200), '1,200 pass');   // the unit cost model: its unit
 });
+
+test('a column whose small values would read as 0.0xxx s stays in ms', () => {
+  // a P/D fleet's replicas: a prefill replica's 2.14 s over decode replicas' 70.5 ms wrote "0.0705 s"
+  const pd = fmtTimeColumn([2140.3, 70.5, 71.42]);
+  assert.deepEqual([2140.3, 70.5, 71.42].map(pd), ['2,140 ms', '70.5 ms', '71.4 ms']);
+  // the TTFT parts' p95s: one unit, ms (not "2.10 s" among "24.9 ms")
+  const parts = fmtTimeColumn([338.3, 2100.2, 186.3, 46, 24.9]);
+  assert.deepEqual([2100.2, 24.9].map(parts), ['2,100 ms', '24.9 ms']);
+  // from 10 s up a column reads in seconds whatever its smallest (153,800 ms reads worse)
+  const long = fmtTimeColumn([153800, 689.2, 22]);
+  assert.deepEqual([153800, 689.2].map(long), ['153.8 s', '0.689 s']);
+});
+
+test('a column of equal seconds stays in seconds', () => {
+  const tie = fmtTimeColumn([2346.2, 2381.4, 2346.2]);   // every router of a P/D fleet about alike
+  assert.deepEqual([2346.2, 2381.4].map(tie), ['2.35 s', '2.38 s']);
+});

@@ -67,18 +67,29 @@ export function lineChart(canvas, spec) {
   ctx.font = font(10.5); ctx.lineWidth = 1;
   ctx.strokeStyle = t.grid; ctx.fillStyle = t.muted;
   ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
+  // every tick label's box [left, top, right, bottom] (canvas.dataset.ticks: the test hook that
+  // none overprints another; in lecture type the last x label ran into the y2 axis' "0%": "10240%")
+  const boxes = [];
+  const th = 10.5 * k;
+  const label = (text, x, y, align, base) => {
+    const wd = ctx.measureText(text).width;
+    const left = align === 'right' ? x - wd : align === 'center' ? x - wd / 2 : x;
+    const top = base === 'middle' ? y - th / 2 : y;
+    boxes.push([Math.round(left), Math.round(top), Math.round(left + wd), Math.round(top + th)]);
+    ctx.fillText(text, x, y);
+  };
   const ylabels = tickLabels(sy.ticks, spec.y.fmt || fmt);
   sy.ticks.forEach((v, i) => {
     const y = Math.round(sy.Y(v)) + 0.5;
     ctx.beginPath(); ctx.moveTo(m.l, y); ctx.lineTo(m.l + pw, y); ctx.stroke();
     ctx.fillStyle = spec.y.color || t.muted;
-    ctx.fillText(ylabels[i], m.l - 6, y);
+    label(ylabels[i], m.l - 6, y, 'right', 'middle');
   });
   if (sy2) {
     ctx.textAlign = 'left';
     ctx.fillStyle = spec.y2.color || t.muted;
     const labels = tickLabels(sy2.ticks, spec.y2.fmt || fmt);
-    sy2.ticks.forEach((v, i) => ctx.fillText(labels[i], m.l + pw + 6, sy2.Y(v)));
+    sy2.ticks.forEach((v, i) => label(labels[i], m.l + pw + 6, sy2.Y(v), 'left', 'middle'));
   }
   const xticks = xs.ticks || niceTicks(xs.min, xs.max, Math.max(2, Math.floor(pw / 70)));
   const xlabels = tickLabels(xticks, xs.fmt || (xs.ticks ? fmt : null));   // generated ticks: their own decimals
@@ -86,11 +97,24 @@ export function lineChart(canvas, spec) {
   // too many labels for the width (1 … 1,024 on a phone): every step-th one, the last always
   const widest = maxOf(xlabels.map((l) => ctx.measureText(l).width), 0);
   const step = Math.max(1, Math.ceil((widest + 6) / (pw / Math.max(1, xticks.length - 1))));
+  // a label is centred under its tick but kept over the plot's width: the first and last ones
+  // do not reach under the y axes' labels (an end label shifted onto its neighbour drops that one)
+  const shown = [];
   xticks.forEach((v, i) => {
     const x = Math.round(X(v)) + 0.5;
     ctx.beginPath(); ctx.moveTo(x, m.t + ph); ctx.lineTo(x, m.t + ph + 4); ctx.stroke();
-    if ((xticks.length - 1 - i) % step === 0) ctx.fillText(xlabels[i], x, m.t + ph + 6);
+    if ((xticks.length - 1 - i) % step) return;
+    const half = ctx.measureText(xlabels[i]).width / 2;
+    const cx = Math.min(Math.max(x, m.l + half), m.l + pw - half);
+    const prev = shown[shown.length - 1];
+    if (prev && prev.cx + prev.half + 4 > cx - half) {
+      if (i !== xticks.length - 1) return;     // no room: the last label stays, its neighbour goes
+      shown.pop();
+    }
+    shown.push({ text: xlabels[i], cx, half });
   });
+  for (const { text, cx } of shown) label(text, cx, m.t + ph + 6, 'center', 'top');
+  canvas.dataset.ticks = JSON.stringify(boxes);
   ctx.strokeStyle = t.muted;
   ctx.beginPath(); ctx.moveTo(m.l + 0.5, m.t); ctx.lineTo(m.l + 0.5, m.t + ph + 0.5); ctx.lineTo(m.l + pw, m.t + ph + 0.5); ctx.stroke();
 

@@ -38,11 +38,15 @@ export function fmtTime(ms, unit = 'ms') {
   return `${fmt(ms)} ms`;
 }
 
-/** A column of times in one unit, chosen once from its largest value (s when it reaches a second,
- *  else ms): fmtTime picks each value's own, and a column of them wrote "8.05 s" over "177.5 ms".
- *  Returns the column's formatter. */
+/** A column of times in one unit, chosen once for the whole column: fmtTime picks each value's
+ *  own, and a column of them wrote "8.05 s" over "177.5 ms". Seconds when the largest reaches a
+ *  second and the smallest reads well in seconds (from 100 ms: "0.178 s"), or when the largest
+ *  reaches 10 s (153,800 ms reads worse than 153.8 s); else ms ("2,140 ms" over "70.5 ms", not
+ *  "2.14 s" over "0.0705 s"). Returns the column's formatter. */
 export function fmtTimeColumn(values, unit = 'ms') {
   if (unit !== 'ms') return (ms) => fmtTime(ms, unit);
-  const secs = maxOf(values.map((x) => Math.abs(x ?? 0)), 0) >= 1000;
+  const xs = values.filter((x) => x != null && !Number.isNaN(x)).map(Math.abs);
+  const most = maxOf(xs, 0), least = minOf(xs, most);
+  const secs = most >= 10000 || (most >= 1000 && least >= 100);
   return (ms) => (ms == null ? '–' : secs ? `${fmt(ms / 1000)} s` : `${fmt(ms)} ms`);
 }

@@ -33,7 +33,10 @@ const REPLICA = [
   { path: 'requests', label: 'requests', kind: 'num', bar: true },
   { path: 'metrics.throughput_tok_s', label: 'tok/s', kind: 'num', opt: true,
     pools: { prefill: { path: 'metrics.prompt_throughput_tok_s', title: 'prompt tokens per second (a prefill replica emits no output tokens)' } } },
-  { path: 'metrics.ttft.p95', label: 'TTFT p95', kind: 'time', opt: true },
+  // in a P/D fleet a replica's own TTFT is its part of the user's: each pool's note says which
+  { path: 'metrics.ttft.p95', label: 'TTFT p95', kind: 'time', opt: true, pooledLabel: 'TTFT part p95',
+    pools: { prefill: { path: 'metrics.ttft.p95', parts: ['prefill_queue', 'prefill'], from: 'the arrival to its prompt computed' },
+      decode: { path: 'metrics.ttft.p95', parts: ['decode_queue', 'first_decode'], from: 'the KV\'s arrival to the first token' } } },
   { path: 'metrics.prefix_hit_rate', label: 'hits', kind: 'pct' },
 ];
 // The router comparison: path in a result, its hook's key, label, which way is better.
@@ -271,7 +274,8 @@ export function createFleet(ctx) {
     const cell = (c, r) => c.pools?.[r.pool] ?? c;      // a column's path (and title) for this replica
     const shows = REPLICA.map((c) => columnShow(c.kind, v.replicas.map((r) => getPath(r, cell(c, r).path))));
     const head = el('tr', {}, el('th', { text: 'replica' }),
-      ...REPLICA.map((c) => el('th', { class: c.opt ? 'opt' : null, text: c.label })),
+      ...REPLICA.map((c) => el('th', { class: c.opt ? 'opt' : null, text: (v.pooled && c.pooledLabel) || c.label,
+        title: v.pooled && c.pooledLabel ? `each pool's own part of the TTFT (see its heading): ${partsWords('prefill')} on a prefill replica, ${partsWords('decode')} on a decode one` : null })),
       el('th', { class: 'lane-col', text: 'over time' }));
     lanes = [];
     const rows = [];
@@ -284,11 +288,12 @@ export function createFleet(ctx) {
       lanes.push({ canvas, k });
       wire(canvas, k);
       rows.push(el('tr', { class: r.pool ? `pool-${r.pool}` : null }, el('th', { title: who, text: r.pool ? `${r.pool[0].toUpperCase()}${r.replica}` : String(r.replica) }), ...REPLICA.map((c, i) => {
-        const { path, title } = cell(c, r);
+        const { path, title, parts: ps, from } = cell(c, r);
         const x = getPath(r, path);
         const name = `${r.name}.${path.replace(/^metrics\./, '')}`;
         if (c.bar) return el('td', { class: 'with-bar' }, barred(metric('span', name, x, shows[i](x)), r.requests / most));
-        return metric('td', name, x, shows[i](x), { class: c.opt ? 'opt' : null, title: title || null });
+        const note = ps ? `p95 of ${partsWords(r.pool)} on this replica (${from})` : title;
+        return metric('td', name, x, shows[i](x), { class: c.opt ? 'opt' : null, title: note || null });
       }), el('td', { class: 'lane-cell' }, canvas)));
     });
     axisCanvas = el('canvas', { class: 'fleet-axis', 'aria-hidden': 'true' });
@@ -301,14 +306,23 @@ export function createFleet(ctx) {
     frame();
   }
 
-  /** A pool's heading row in the lanes: what its replicas do, their server where it differs. */
+  /** "prefill queue + prefill": the TTFT parts (the parts figure's words) a pool's replicas time. */
+  function partsWords(pool) {
+    const labels = Object.fromEntries(fig.parts);
+    return REPLICA.find((c) => c.pooledLabel).pools[pool].parts.map((p) => labels[p] || p).join(' + ');
+  }
+
+  /** A pool's heading row in the lanes: what its replicas do, their server where it differs, and
+   *  what its optional columns hold (gone with them on a narrow screen). */
   function poolHead(v, pool, res) {
     const n = v.replicas.filter((r) => r.pool === pool).length;
     const over = res.scenario.cluster[pool].server;
     const tp = over?.cost?.tp ?? res.scenario.server.cost?.tp;
-    const words = pool === 'prefill' ? 'compute the prompts (tok/s: prompt tokens)' : 'receive the KV, then decode';
-    return el('tr', { class: 'pool-head' }, el('th', { colspan: String(2 + REPLICA.length),
-      text: `${pool === 'prefill' ? 'Prefill' : 'Decode'} pool: ${fmt(n)} replica${n === 1 ? '' : 's'}${tp ? ` × TP ${tp}` : ''}, ${fmt(slotsOf(res.scenario, pool))} slots; they ${words}` }));
+    const words = pool === 'prefill' ? 'compute the prompts' : 'receive the KV, then decode';
+    const cols = `${pool === 'prefill' ? ' (tok/s: prompt tokens)' : ''}; TTFT part: ${partsWords(pool)}`;
+    return el('tr', { class: 'pool-head' }, el('th', { colspan: String(2 + REPLICA.length) },
+      document.createTextNode(`${pool === 'prefill' ? 'Prefill' : 'Decode'} pool: ${fmt(n)} replica${n === 1 ? '' : 's'}${tp ? ` × TP ${tp}` : ''}, ${fmt(slotsOf(res.scenario, pool))} slots; they ${words}`),
+      el('span', { class: 'opt pool-cols', text: cols })));
   }
 
   /** Every lane again (a hover, a theme or size change). */

@@ -10,10 +10,12 @@ import { createEditor } from './editor.js';
 import { toBase64url, LINK_TEXT_MAX } from '../state/url.js';
 import { schedulerLabel } from '../state/context.js';
 import { getPath } from '../state/schema.js';
-import { fmtPct, fmtTime } from '../draw/format.js';
+import { fmtPct, fmtTime, fmtTimeColumn } from '../draw/format.js';
 import { $, el } from './dom.js';
 
 const LINE = /^custom\.code line (\d+):/;
+// a challenge's metric as its column says it (the cards' words)
+const METRIC_LABELS = { 'ttft.p95': 'TTFT p95', slo_attainment: 'within the SLO' };
 
 /**
  * ctx: {source, page (state/context.js), values: () => the page's values, view: () => the view,
@@ -79,14 +81,18 @@ export function createLab(ctx) {
   // ---------------------------------------------------------------- scores
   const metricText = (c, v, unit) => (c.format === 'share' ? fmtPct(v) : fmtTime(v, unit));
 
-  /** A table: one row per policy, the challenge's metric (or TTFT p95) and the share within the SLO. */
+  /** A table: one row per policy, the challenge's metric (or TTFT p95) and the share within the SLO
+   *  (once: a challenge on that share has no second column of it). */
   function renderScores(c, rows, unit) {
     const metric = c?.metric || 'ttft.p95';
-    const head = el('tr', {}, el('th', { text: 'policy' }), el('th', { text: c ? c.metric.replace('.', ' ') : 'TTFT p95' }), el('th', { text: 'within the SLO' }));
+    const share = metric === 'slo_attainment';
+    const times = fmtTimeColumn(rows.map(([, m]) => getPath(m, metric)), unit);
+    const head = el('tr', {}, el('th', { text: 'policy' }), el('th', { text: METRIC_LABELS[metric] || metric }),
+      share ? null : el('th', { text: 'within the SLO' }));
     const body = rows.map(([s, m]) => el('tr', { class: s === LAB_SCHEDULER ? 'lab-yours' : '' },
       el('td', { text: s === LAB_SCHEDULER ? `${label(s)}: ${$('lab-name').value.trim() || 'my-policy'}` : label(s) }),
-      el('td', { 'data-lab-metric': `${s}.${metric}`, 'data-value': String(getPath(m, metric)), text: metricText(c || {}, getPath(m, metric), unit) }),
-      el('td', { 'data-lab-metric': `${s}.slo_attainment`, 'data-value': String(m.slo_attainment), text: fmtPct(m.slo_attainment) })));
+      el('td', { 'data-lab-metric': `${s}.${metric}`, 'data-value': String(getPath(m, metric)), text: share ? fmtPct(getPath(m, metric)) : times(getPath(m, metric)) }),
+      share ? null : el('td', { 'data-lab-metric': `${s}.slo_attainment`, 'data-value': String(m.slo_attainment), text: fmtPct(m.slo_attainment) })));
     $('lab-scores').replaceChildren(el('table', {}, el('thead', {}, head), el('tbody', {}, ...body)));
   }
 
@@ -145,6 +151,7 @@ export function createLab(ctx) {
   pick.replaceChildren(el('option', { value: '', text: 'none: your scenario' }), ...fig.challenges.map((c) => el('option', { value: c.name, text: c.title })));
   pick.addEventListener('change', () => { ctx.onView({ challenge: pick.value || null }); sync(); });
 
+  let started = false;     // a link that names the lab (scheduler=custom) but no code: FCFS, once
   function sync() {
     const on = open();
     $('lab-closed').hidden = on;
@@ -152,6 +159,10 @@ export function createLab(ctx) {
     $('fig-lab').classList.toggle('lab-on', on);
     pick.value = challenge()?.name || '';
     if (!on) return;
+    // a hand-written link (`?scheduler=custom&challenge=ttft_p95`, `?embed=lab&scheduler=custom`)
+    // opens on the example to start from, as the opener does, not on an empty editor refused
+    if (!started && !code()) { started = true; openLab(); return; }
+    started = true;
     loadExamples();
     const name = ctx.values()[fig.name];
     if (name && document.activeElement !== $('lab-name')) $('lab-name').value = name;

@@ -141,9 +141,10 @@ export function createLanes(ctx) {
       lane.canvas.setAttribute('aria-label', `${lane.title} timeline: ${slotsOf(res)} slots, ${fmt(m.passes)} passes, `
         + `${fmtPct(m.utilization)} of slot-steps emit a token, ${fmtPct(m.shares.padding)} padding, ${fmtPct(m.shares.idle)} idle. `
         + 'Up and down arrows inspect a slot at the playhead.');
-      lane.stats.replaceChildren(el('b', { text: fmt(m.passes) }), document.createTextNode(' passes · '),
-        el('b', { text: fmtPct(m.utilization) }), document.createTextNode(' useful · '),
-        document.createTextNode(fmtTime(m.makespan, res.unit)),
+      // each stat on one line (a phone's narrow head wrapped "99.9 s" between the number and its unit)
+      lane.stats.replaceChildren(el('span', { class: 'stat' }, el('b', { text: fmt(m.passes) }), document.createTextNode(' passes')),
+        document.createTextNode(' · '), el('span', { class: 'stat' }, el('b', { text: fmtPct(m.utilization) }), document.createTextNode(' useful')),
+        document.createTextNode(' · '), el('span', { class: 'stat' }, fmtTime(m.makespan, res.unit)),
         res.truncated?.segments ? el('span', { class: 'trunc', text: ' · drawing cut at the engine\'s segment cap' }) : '');
     }
   }

@@ -18,10 +18,14 @@ export function createPapers({ source, schema }) {
   let selected = fig.checks[0];
   let running = false;
 
+  // a tile's words: the paper's short name and the check's title (the schema has them before any
+  // run; its id, the engine's, only where it does not)
+  const name = (id, paper, title) => (paper ? [el('b', { text: paper.split(' (')[0] }), document.createTextNode(` ${title}`)] : [id]);
+  const named = (id) => name(id, ...(fig.names?.[id] || []));
   const tiles = Object.fromEntries(fig.checks.map((id) => {
     const b = el('button', { type: 'button', class: 'paper-tile', 'data-paper': id, 'aria-pressed': 'false' },
       el('span', { class: 'paper-mark', 'aria-hidden': 'true', text: '·' }),
-      el('span', { class: 'paper-name', text: id }));
+      el('span', { class: 'paper-name' }, ...named(id)));
     b.addEventListener('click', () => { selected = id; show(); });
     return [id, b];
   }));
@@ -35,11 +39,15 @@ export function createPapers({ source, schema }) {
       b.dataset.pass = String(r.pass);
       b.className = `paper-tile ${r.pass ? 'pass' : 'fail'}`;
       b.querySelector('.paper-mark').textContent = r.pass ? '✓' : '✗';
-      b.querySelector('.paper-name').replaceChildren(el('b', { text: r.paper.split(' (')[0] }), document.createTextNode(` ${r.title}`));
+      b.querySelector('.paper-name').replaceChildren(...name(id, r.paper, r.title));
       b.title = `${r.paper}: ${r.claim}`;
     }
     const r = rows[selected];
-    if (!r) { detail.replaceChildren(el('p', { class: 'muted', text: running ? 'computing…' : `${selected}: not run yet` })); return; }
+    if (!r) {
+      const [paper, title] = fig.names?.[selected] || [selected, ''];
+      detail.replaceChildren(el('p', { class: 'muted', text: `${paper}${title ? `: ${title}` : ''}: ${running ? 'computing…' : 'not computed yet (Recompute in this page)'}` }));
+      return;
+    }
     detail.dataset.paper = r.id;
     detail.replaceChildren(
       el('h4', {}, el('span', { class: r.pass ? 'good' : 'bad', text: r.pass ? '✓ pass ' : '✗ fail ' }), document.createTextNode(`${r.paper}: ${r.title}`)),

@@ -9,7 +9,7 @@
 // the engine's reason in #plan-reason-text; each row's data-candidate is the candidate as JSON.
 
 import { el, $ } from './dom.js';
-import { fmt, fmtPct, fmtTime, maxOf } from '../draw/format.js';
+import { fmt, fmtPct, fmtTimeColumn, maxOf } from '../draw/format.js';
 import { canonical } from '../engine/requests.js';
 
 const WAITING = 'computing… (the engine answers as soon as it has loaded)';
@@ -19,6 +19,10 @@ export function candidateWords(c) {
   if (c.kind === 'colocated') return `${c.replicas} × TP ${c.tp}`;
   return `${c.prefill.replicas} prefill (TP ${c.prefill.tp}) : ${c.decode.replicas} decode (TP ${c.decode.tp})`;
 }
+
+/** Goodput per GPU with three decimals down the column, as the reason says it ("0.620", not "0.62"
+ *  under "0.621"). */
+const gpg = (x) => (x == null ? '–' : x.toFixed(3));
 
 /** The candidate's own keys (what plan_point takes), without its row's numbers. */
 function candidateOf(row) {
@@ -136,9 +140,12 @@ export function createPlanner(ctx) {
     if (d.field !== fig.cost) { status(d.message, true); return; }
     const label = (path) => schema.fields.find((f) => f.path === path)?.label || path;
     const cost = label(fig.cost);
-    status(`${cost} is ${d.value}: a plan is about real GPUs, so it needs a roofline deployment. Set ${cost} to `
-      + `${fig.open_cost} and choose its ${label(`${fig.cost}.model`)} and ${label(`${fig.cost}.gpu`)}, or press "${$('plan-roofline').textContent}".`, true);
-    $('plan-roofline').hidden = false;
+    const how = `set ${cost} to ${fig.open_cost} and choose its ${label(`${fig.cost}.model`)} and ${label(`${fig.cost}.gpu`)}`;
+    // an embed has neither the controls nor the button (it shows a scenario): the explorer has them
+    status(`${cost} is ${d.value}: a plan is about real GPUs, so it needs a roofline deployment. `
+      + (ctx.embedded() ? `Open the explorer (the link below) and ${how}.`
+        : `${how[0].toUpperCase()}${how.slice(1)}, or press "${$('plan-roofline').textContent}".`), true);
+    $('plan-roofline').hidden = !!ctx.embedded();
   }
 
   /** The candidates' table: as they come (candidate order), then ranked (`ranked`, the engine's). */
@@ -147,6 +154,7 @@ export function createPlanner(ctx) {
     const most = maxOf(rows.map((r) => r.goodput_per_gpu), 0);
     const best = ranked ? canonical(candidateOf(doc.recommended)) : null;
     const searched = rows.some((r) => 'capacity_rps' in r);    // at capacity: the load found, in req/s
+    const ttft = fmtTimeColumn(rows.map((r) => r.ttft_p95)), tpot = fmtTimeColumn(rows.map((r) => r.tpot_p95));   // a unit a column
     const head = el('tr', {}, ...['#', 'candidate', 'GPUs', 'goodput / GPU', searched ? 'at req/s' : null, 'within SLO', 'meets', 'TTFT p95', 'TPOT p95', '']
       .filter((t) => t !== null).map((t, i, all) => el('th', { class: i >= all.length - 3 && i < all.length - 1 ? 'opt' : null, text: t })));
     const body = rows.map((r, i) => {
@@ -156,7 +164,7 @@ export function createPlanner(ctx) {
       const bar = el('i', { class: 'fleet-bar' });
       bar.style.width = `${most ? (100 * r.goodput_per_gpu) / most : 0}%`;
       const gp = el('td', { class: 'with-bar' }, el('div', { class: 'barred' }, el('span', { class: 'track', 'aria-hidden': 'true' }, bar),
-        el('span', rank ? { 'data-metric': `plan.${rank}.goodput_per_gpu`, 'data-value': String(r.goodput_per_gpu), text: fmt(r.goodput_per_gpu) } : { text: fmt(r.goodput_per_gpu) })));
+        el('span', rank ? { 'data-metric': `plan.${rank}.goodput_per_gpu`, 'data-value': String(r.goodput_per_gpu), text: gpg(r.goodput_per_gpu) } : { text: gpg(r.goodput_per_gpu) })));
       const apply = el('button', { type: 'button', class: 'plan-apply', title: 'set this in the scenario', text: 'Apply' });
       apply.addEventListener('click', () => ctx.onApply(patchOf(r)));
       return el('tr', { 'data-candidate': key, class: [key === best ? 'recommended' : '', r.meets_slo ? 'meets' : 'fails'].join(' ').trim() },
@@ -164,7 +172,7 @@ export function createPlanner(ctx) {
         el('td', { text: fmt(r.gpus) }), gp, searched ? hook('capacity_rps', r.capacity_rps, fmt(r.capacity_rps)) : null,
         hook('slo_attainment', r.slo_attainment, fmtPct(r.slo_attainment)),
         hook('meets_slo', r.meets_slo, r.meets_slo ? '✓' : '✗', r.meets_slo ? 'good' : 'bad'),
-        hook('ttft_p95', r.ttft_p95, fmtTime(r.ttft_p95), 'opt'), hook('tpot_p95', r.tpot_p95, fmtTime(r.tpot_p95), 'opt'), el('td', {}, apply));
+        hook('ttft_p95', r.ttft_p95, ttft(r.ttft_p95), 'opt'), hook('tpot_p95', r.tpot_p95, tpot(r.tpot_p95), 'opt'), el('td', {}, apply));
     });
     $('plan-table').replaceChildren(el('table', { class: 'plan-candidates' }, el('thead', {}, head), el('tbody', {}, ...body)));
     if (ranked) {

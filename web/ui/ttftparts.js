@@ -4,7 +4,7 @@
 // shows its parts (they add up to its TTFT exactly, in the engine's integer ticks).
 
 import { el } from './dom.js';
-import { fmt, fmtTime } from '../draw/format.js';
+import { fmt, fmtTime, fmtTimeColumn } from '../draw/format.js';
 import { drawParts, partColor } from '../draw/ttftparts.js';
 import { partColumns, foldBars, barAt } from '../state/ttftparts.js';
 
@@ -28,6 +28,8 @@ export function createParts(ctx) {
     const mean = ctx.parts.reduce((s, [name]) => s + (stats[name]?.mean || 0), 0);
     const stack = el('div', { class: 'parts-stack', role: 'img',
       'aria-label': `Mean TTFT ${fmtTime(mean, unit)}: ${ctx.parts.map(([n, l]) => `${l} ${fmtTime(stats[n].mean, unit)}`).join(', ')}` });
+    // one unit for the table (its means and p95s side by side), not "2.10 s" under "338.3 ms"
+    const show = fmtTimeColumn(ctx.parts.flatMap(([n]) => [stats[n]?.mean, stats[n]?.p95]), unit);
     const rows = ctx.parts.map(([name, label], i) => {
       const seg = el('i', { title: label });
       seg.style.width = `${mean > 0 ? (100 * stats[name].mean) / mean : 0}%`;
@@ -36,8 +38,8 @@ export function createParts(ctx) {
       const sw = el('i', { class: 'part-swatch', 'aria-hidden': 'true' });
       sw.style.background = partColor(i);
       return el('tr', {}, el('th', {}, sw, document.createTextNode(label)),
-        ctx.metric('td', `fleet.ttft_parts.${name}.mean`, stats[name].mean, fmtTime(stats[name].mean, unit)),
-        ctx.metric('td', `fleet.ttft_parts.${name}.p95`, stats[name].p95, fmtTime(stats[name].p95, unit)));
+        ctx.metric('td', `fleet.ttft_parts.${name}.mean`, stats[name].mean, show(stats[name].mean)),
+        ctx.metric('td', `fleet.ttft_parts.${name}.p95`, stats[name].p95, show(stats[name].p95)));
     });
     const table = el('table', { class: 'parts-table' },
       el('thead', {}, el('tr', {}, el('th', { text: 'TTFT part' }), el('th', { text: 'mean' }), el('th', { text: 'p95' }))),
@@ -82,9 +84,10 @@ export function createParts(ctx) {
     const { res, cols } = shown;
     const c = res.requests.columns, unit = res.unit;
     const dl = el('dl');
+    const show = fmtTimeColumn([c.ttft[id], ...cols.map((col) => col[id])], unit);   // one unit down the list
     ctx.parts.forEach(([, label], i) => dl.append(el('dt', { text: label }),
-      el('dd', { text: `${fmtTime(cols[i][id], unit)}${c.ttft[id] > 0 ? ` (${Math.round((100 * cols[i][id]) / c.ttft[id])}%)` : ''}` })));
-    dl.append(el('dt', { text: 'TTFT' }), el('dd', { text: fmtTime(c.ttft[id], unit) }));
+      el('dd', { text: `${show(cols[i][id])}${c.ttft[id] > 0 ? ` (${Math.round((100 * cols[i][id]) / c.ttft[id])}%)` : ''}` })));
+    dl.append(el('dt', { text: 'TTFT' }), el('dd', { text: show(c.ttft[id]) }));
     return [el('b', { text: `Request #${id}: prefill ${c.prefill_replica[id]} → decode ${c.replica[id]}` }), dl];
   }
 
