@@ -243,7 +243,6 @@ SWEEP_METRICS = ("passes", "makespan", "utilization", "throughput_tok_s", "ttft"
                  "peak_running", "peak_concurrency")
 
 
-
 class SweepPlan(NamedTuple):
     """A sweep's points before any is run (sweep_plan): the checked request and the scenario
     every point shares; each point is that scenario with the swept field set to one value."""

@@ -33,8 +33,9 @@ from .metrics import slo_columns_scored
 
 BUDGET = 2_000_000      # the sweep points': kept values (8 bytes each: 16 MB)
 # the main comparison's and the fleet's documents with their columns (64 MB as the page's worker
-# keeps them: typed columns). 8 routers' runs of the Mooncake fleet (12,031 requests, 8 replicas)
-# take 6.0 M; a rows document (the API's) takes more bytes a value
+# keeps them: typed columns). The Mooncake fleet's 8 router runs (12,031 requests, 8 replicas) and
+# a comparison of 10,000 Azure requests take 7.4 M (bench/slo.py); a rows document (the API's)
+# takes more bytes a value
 RUN_BUDGET = 8_000_000
 COLUMNS = 4             # kept columns a request: TTFT, E2E, last - first, out - 1
 NESTED = frozenset((dict, list, tuple, array))
