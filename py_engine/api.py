@@ -20,8 +20,8 @@ import time
 from typing import NamedTuple
 
 from .analysis import slo as _slo
-from .analysis.results import RESULT_CAPS, result, run_metrics
-from .analysis.slo_memo import PointMemo
+from .analysis.results import RESULT_CAPS, columns, result, run_metrics
+from .analysis.slo_memo import RUN_BUDGET, SloMemo
 from .errors import ScenarioError
 from .fleet.disagg import run_disagg_steps
 from .fleet.result import DisaggRun, FleetRun
@@ -130,10 +130,35 @@ def run_sim(scenario, trace: Trace | None = None, work_cap: int | None = WORK_CA
     return drain(run_steps(scenario, trace, None, work_cap))
 
 
+# What this process answered, to score again under another SLO (analysis/slo_memo.py): the
+# sweep points, and the documents of simulate and compare (the main comparison, the fleet's run
+# and every router's), which the page asks again at each change
+POINTS = SloMemo()
+RUNS = SloMemo(RUN_BUDGET)
+FORMATS = {result: "rows", columns: "columns"}     # the documents RUNS remembers (fmt: their kind)
+
+
+def _runs_key(s, schedulers, work_cap, fmt, call):
+    """RUNS's key of a call (None: a format it does not remember)."""
+    kind = FORMATS.get(fmt)
+    return RUNS.key(s, schedulers, work_cap, kind and call + " " + kind,
+                    sorted(RESULT_CAPS.items()))
+
+
 def simulate_steps(scenario=None, slice_s=None, fmt=None, work_cap=WORK_CAP):
     s = prepare(scenario)
+    fmt = fmt or result
+    key = _runs_key(s, (s["scheduler"],), work_cap, fmt, "simulate")
+    doc = RUNS.get(key, s)
+    if doc is not None:                     # run before under another SLO: scored again
+        return doc
     run = yield from run_steps(s, None, slice_s, work_cap)
-    return (fmt or result)(run)
+    if key is None:
+        return fmt(run)
+    keep = []
+    doc = fmt(run, keep=keep)
+    RUNS.put(key, doc, keep, [("scenario",)], s)
+    return doc
 
 
 def simulate(scenario: dict | None = None, work_cap: int | None = WORK_CAP) -> dict:
@@ -158,7 +183,15 @@ def compare_steps(scenario=None, schedulers=None, slice_s=None, fmt=None,
                   work_cap=WORK_CAP):
     s = prepare(scenario)
     schedulers = _check_schedulers(schedulers)
-    return (yield from _compare(s, schedulers, slice_s, fmt or result, work_cap))
+    fmt = fmt or result
+    key = _runs_key(s, schedulers, work_cap, fmt, "compare")
+    out = RUNS.get(key, s)
+    if out is not None:                     # run before under another SLO: scored again
+        return out
+    keep = None if key is None else []
+    out = yield from _compare(s, schedulers, slice_s, fmt, work_cap, keep)
+    RUNS.put(key, out, keep or (), [(name, "scenario") for name in schedulers], s)
+    return out
 
 
 def compare(scenario: dict | None = None, schedulers: list[str] | None = None,
@@ -168,8 +201,9 @@ def compare(scenario: dict | None = None, schedulers: list[str] | None = None,
     return drain(compare_steps(scenario, schedulers, work_cap=work_cap))
 
 
-def _compare(s, schedulers, slice_s, fmt, work_cap=WORK_CAP):
-    """compare on an already normalised scenario and checked scheduler names (steps)."""
+def _compare(s, schedulers, slice_s, fmt, work_cap=WORK_CAP, keep=None):
+    """compare on an already normalised scenario and checked scheduler names (steps); keep: a
+    list to add each lane's SLO columns to, as (path, columns) (fmt(run, keep=...))."""
     trace = generate(s["workload"])
     out, ticks = {}, {}
     n = len(trace[0])
@@ -177,7 +211,12 @@ def _compare(s, schedulers, slice_s, fmt, work_cap=WORK_CAP):
         sn = s.with_scheduler(name)
         run = yield from within(run_steps(sn, trace, slice_s, work_cap), i * n,
                                 len(schedulers) * n)
-        out[name] = fmt(run)
+        if keep is None:
+            out[name] = fmt(run)
+        else:
+            lane = []
+            out[name] = fmt(run, keep=lane)
+            keep.extend(((name,) + path, cols) for path, cols in lane)
         ticks[name] = (run.sim.passes, max(run.sim.done_tick))   # passes, makespan in ticks
     slow, fast = SPEEDUP
     if slow in out and fast in out:
@@ -201,11 +240,6 @@ SWEEP_METRICS = ("passes", "makespan", "utilization", "throughput_tok_s", "ttft"
                  "e2e", "goodput_rps", "slo_attainment", "meets_slo", "slo", "preemptions",
                  "kv_peak_tokens", "prefix_hit_rate", "offered_rps", "served_rps", "backlog",
                  "peak_running", "peak_concurrency")
-
-
-# the points this process ran, to score again under another SLO (the page asks every point again
-# at each change; analysis/slo_memo.py)
-POINTS = PointMemo()
 
 
 class SweepPlan(NamedTuple):
@@ -252,7 +286,7 @@ def sweep_point_steps(plan: SweepPlan, value, slice_s=None, work_cap=WORK_CAP):
     d[parts[-1]] = value
     norm = prepare(sc)
     key = POINTS.key(norm, plan.schedulers, work_cap)
-    pt = POINTS.get(key, norm["slo"])
+    pt = POINTS.get(key, norm)
     if pt is not None:                      # run before under another SLO: scored again
         pt["value"] = value                 # as asked (8, not the 8.0 of the run remembered)
         return pt
@@ -274,7 +308,7 @@ def sweep_point_steps(plan: SweepPlan, value, slice_s=None, work_cap=WORK_CAP):
         pt[name] = {k: m[k] for k in SWEEP_METRICS}
     if "speedup" in res:
         pt["speedup"] = res["speedup"]
-    POINTS.put(key, pt, kept)
+    POINTS.put(key, pt, [((name,), cols) for name, cols in kept.items()], (), norm)
     return pt
 
 

@@ -83,11 +83,15 @@ def run_metrics(run, itl=True, keep=None):
     return m
 
 
-def result_meta(run, n):
+def result_meta(run, n, keep=None):
     """Everything of a result but its three tables: scheduler, scenario, credit, metrics,
-    truncated, unit, kv_blocks."""
+    truncated, unit, kv_blocks. keep: a list to add (path, columns) to for each place the
+    document scores the SLO (analysis/slo_memo.py)."""
     sim, scenario, rec = run.sim, run.scenario, run.sim.rec
-    m = run_metrics(run)
+    cols = None if keep is None else {}
+    m = run_metrics(run, keep=cols)
+    if keep is not None:
+        keep.append((("metrics",), cols))
     return {
         "scheduler": scenario["scheduler"],
         "scenario": dict(scenario.doc),
@@ -97,16 +101,16 @@ def result_meta(run, n):
                       "passes_log": rec.log_truncated},
         "unit": cost_unit(scenario),
         "kv_blocks": run.policy.block_view(),   # the paged pool over the run (vllm), or None
-    } | (run.extra_doc() if hasattr(run, "extra_doc") else {})   # a fleet's: fleet/result.py
+    } | (run.extra_doc(keep) if hasattr(run, "extra_doc") else {})  # a fleet's: fleet/result.py
 
 
-def result(run):
+def result(run, keep=None):
     """A finished Run -> the result document: scheduler, scenario, requests (rows), metrics,
-    segments, passes_log, truncated, unit."""
+    segments, passes_log, truncated, unit (keep: result_meta's)."""
     sim = run.sim
     n = min(sim.n, RESULT_CAPS["requests"])
     with _no_gc():      # the metrics too: a fleet's 50,000 ITL lines made a full collection
-        doc = result_meta(run, n)
+        doc = result_meta(run, n, keep)
         cols = request_columns(sim, n)
         names = list(cols)
         doc["requests"] = list(map(dict, map(zip, repeat(names), zip(*cols.values()))))
@@ -124,12 +128,12 @@ def _table(n, columns):
     return {"$table": n, "columns": columns}
 
 
-def columns(run):
+def columns(run, keep=None):
     """A finished Run -> the same document with typed columns (see the module docstring)."""
     sim = run.sim
     n = min(sim.n, RESULT_CAPS["requests"])
     with _no_gc():      # the metrics too: a fleet's 50,000 ITL lines made a full collection
-        doc = result_meta(run, n)
+        doc = result_meta(run, n, keep)
         cols = request_columns(sim, n)
         if hasattr(run, "request_extras"):      # a disaggregated fleet's, one column a part
             for k, col in run.request_extras(n).items():

@@ -128,25 +128,30 @@ class FleetRun:
         self.sim = Merged(fleet)
         self.policy = _Counters(fleet.replicas)
 
-    def extra_doc(self):
+    def extra_doc(self, keep=None):
         """`replicas` (each one's requests, metrics and passes log) and `router` (decisions by
         reason, prefix tokens forgone, the load imbalance: the most requests a replica was sent
-        over the mean, and the scores and reason of the first requests)."""
+        over the mean, and the scores and reason of the first requests). keep: as
+        results.result_meta's, for each replica's metrics."""
         f = self.fleet
-        return {"replicas": replica_entries(f.replicas), "router": router_doc(f)}
+        return {"replicas": replica_entries(f.replicas, keep=keep), "router": router_doc(f)}
 
 
-def replica_entries(replicas, pool=None):
+def replica_entries(replicas, pool=None, keep=None, first=0):
     """Each replica's requests, metrics (REPLICA_METRICS; None without requests) and passes
-    log; `pool` names a disaggregated fleet's pool."""
+    log; `pool` names a disaggregated fleet's pool. keep: a list to add (("replicas", i,
+    "metrics"), its SLO columns) to, i counted from `first` (results.result_meta)."""
     out = []
     for rep in replicas:
         entry = {"replica": rep.index, "requests": rep.sim.n}
         if pool is not None:
             entry["pool"] = pool
         if rep.sim.n:
-            m = run_metrics(_One(rep), itl=False)     # REPLICA_METRICS has no ITL
+            cols = None if keep is None else {}
+            m = run_metrics(_One(rep), itl=False, keep=cols)     # REPLICA_METRICS has no ITL
             entry["metrics"] = {k: m[k] for k in REPLICA_METRICS}
+            if keep is not None:
+                keep.append((("replicas", first + len(out), "metrics"), cols))
         else:
             entry["metrics"] = None
         entry["passes_log"] = passes_log_columns(rep.sim.rec)
@@ -265,11 +270,11 @@ class DisaggRun:
         return {"prefill_replica": self.sim.prefill_replica[:n],
                 "ttft_parts": [dict(zip(TTFT_PARTS, (x / TICKS for x in p))) for p in parts]}
 
-    def extra_doc(self):
+    def extra_doc(self, keep=None):
         d = self.d
         pre, dec = d.pools["prefill"], d.pools["decode"]
-        return {"replicas": replica_entries(pre.replicas, "prefill")
-                + replica_entries(dec.replicas, "decode"),
+        return {"replicas": replica_entries(pre.replicas, "prefill", keep)
+                + replica_entries(dec.replicas, "decode", keep, len(pre.replicas)),
                 "router": dict(router_doc(dec), prefill=router_doc(pre)),
                 "transfer": {"bytes_per_token": d.per_token * d.scenario["cluster"]["transfer"][
                     "gb_s"], "gb_s": d.scenario["cluster"]["transfer"]["gb_s"]}}

@@ -318,16 +318,16 @@ def test_a_router_reads_each_replica_as_a_plan_at_every_event_left_it(monkeypatc
     from py_engine.policies.vllm.scheduler import VLLM
 
     def held(continues):
-        if continues is not None:
-            init = fleet_run.Replica.__init__
+        with monkeypatch.context() as m:      # (undone alone: not the suite's own patches)
+            if continues is not None:
+                init = fleet_run.Replica.__init__
 
-            def forced(self, *a, **k):
-                init(self, *a, **k)
-                if isinstance(self.policy, VLLM):
-                    self.policy.continues = continues
-            monkeypatch.setattr(fleet_run.Replica, "__init__", forced)
-        r = py_engine.simulate(scenario(1560, 8, "cache_aware"), work_cap=None)["router"]
-        monkeypatch.undo()
+                def forced(self, *a, **k):
+                    init(self, *a, **k)
+                    if isinstance(self.policy, VLLM):
+                        self.policy.continues = continues
+                m.setattr(fleet_run.Replica, "__init__", forced)
+            r = py_engine.simulate(scenario(1560, 8, "cache_aware"), work_cap=None)["router"]
         return r["prefix_tokens_held"], r["prefix_tokens_forgone"]
 
     every_event, going_on = held(False), held(True)

@@ -9,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 import py_engine
 from py_engine import api
-from py_engine.analysis.slo_memo import PointMemo
+from py_engine.analysis.results import run_metrics
+from py_engine.analysis.slo_memo import SloMemo, copied
 
 LOAD = {"requests": 60, "skew": 0.7, "prompt_mean": 400, "output_mean": 80,
         "arrival": {"kind": "poisson", "rate": 15.0}}
@@ -32,7 +33,7 @@ def _sweep(case, slo):
 @pytest.fixture
 def runs(monkeypatch):
     """A fresh memo, and the number of lanes run since (api._compare's calls)."""
-    monkeypatch.setattr(api, "POINTS", PointMemo())
+    monkeypatch.setattr(api, "POINTS", SloMemo())
     count = {"compares": 0}
     real = api._compare
 
@@ -47,13 +48,13 @@ def runs(monkeypatch):
 @settings(max_examples=12, deadline=None)
 @given(case=st.sampled_from(CASES), first=slos, second=slos)
 def test_a_point_scored_again_equals_a_fresh_run(case, first, second):
-    memo = PointMemo()
+    memo = SloMemo()
     api.POINTS, saved = memo, api.POINTS
     try:
         _sweep(case, first)
         again = _sweep(case, second)           # every point from the memo
         assert len(memo.points) == len(case[2])
-        api.POINTS = PointMemo()
+        api.POINTS = SloMemo()
         assert again == _sweep(case, second)   # run afresh
     finally:
         api.POINTS = saved
@@ -80,18 +81,41 @@ def test_the_readers_own_policy_is_always_run(runs):
     assert runs["compares"] == 2
 
 
+def _point(n):
+    """A sweep point of n requests under continuous batching, what its run kept, its scenario."""
+    run = api.run_sim({"workload": {"requests": n}, "scheduler": "continuous"})
+    cols = {}
+    m = run_metrics(run, keep=cols)
+    return {"value": n, "continuous": {k: m[k] for k in api.SWEEP_METRICS}}, cols, run.scenario
+
+
 def test_the_memo_keeps_the_latest_points_within_its_budget():
-    memo = PointMemo(budget=4 * 100)           # 100 requests' columns
-    kept = lambda n: {"continuous": {"n": n}}   # noqa: E731 (only sizes matter here)
-    memo.put("a", {"value": 1, "continuous": {}}, kept(60))
-    memo.put("b", {"value": 2, "continuous": {}}, kept(30))
-    assert list(memo.points) == ["a", "b"] and memo.size == 360
-    memo.put("c", {"value": 3, "continuous": {}}, kept(40))   # a goes
-    assert list(memo.points) == ["b", "c"] and memo.size == 280
-    memo.put("d", {"value": 4, "continuous": {}}, kept(101))  # too big alone: not kept
-    assert list(memo.points) == ["b", "c"] and memo.size == 280
-    memo.put("e", {"value": 5, "continuous": {}}, {"continuous": {"n": 1, "whole": False}})
+    pts = {n: _point(n) for n in (60, 30, 40, 200)}
+    # a point's size: its columns (4 a request) and every value of its document
+    size = {n: 4 * n + copied(pt)[1] for n, (pt, _, _) in pts.items()}
+    memo = SloMemo(budget=size[60] + size[30])
+
+    def put(key, n, cols=None):
+        pt, kept, sc = pts[n]
+        memo.put(key, pt, [(("continuous",), cols or kept)], (), sc)
+
+    put("a", 60)
+    put("b", 30)
+    assert list(memo.points) == ["a", "b"] and memo.size == size[60] + size[30]
+    put("c", 40)                                 # a goes
+    assert list(memo.points) == ["b", "c"] and memo.size == size[30] + size[40]
+    put("d", 200)                                # too big alone: not kept
+    assert list(memo.points) == ["b", "c"] and memo.size == size[30] + size[40]
+    put("e", 30, dict(pts[30][1], whole=False))  # a column that did not fit in 8 bytes
     assert "e" not in memo.points
+
+
+def test_a_place_the_columns_do_not_give_back_is_not_remembered():
+    pt, kept, sc = _point(30)
+    pt["continuous"]["goodput_rps"] *= 2         # as if something but the SLO's rule set it
+    memo = SloMemo()
+    memo.put("a", pt, [(("continuous",), kept)], (), sc)
+    assert not memo.points
 
 
 def test_a_scored_point_says_its_value_as_asked_and_keeps_the_memo_whole(runs):
