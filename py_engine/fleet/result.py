@@ -12,6 +12,8 @@ With one replica the merged view is that replica, so a one-replica fleet gives t
 server's document number for number (tests/engine/test_fleet.py).
 """
 
+import math
+
 from ..analysis.metrics import gpus, percentiles
 from ..analysis.results import passes_log_columns, run_metrics
 from ..model.cost import TICKS
@@ -187,6 +189,31 @@ class _One:
 TTFT_PARTS = ("prefill_queue", "prefill", "transfer", "decode_queue", "first_decode")
 
 
+def summing_to_ttft(ticks):
+    """A request's TTFT parts (ticks, adding up to its TTFT) in the cost unit, so that added up
+    in order, as floats, they give its `ttft` exactly (SPEC 9: each t / TICKS alone missed it by
+    an ulp for a quarter of the requests). One part that is not 0 takes the rounding (the last
+    one first; where rounding ties skip the TTFT there, an earlier one): an ulp or two of the
+    TTFT, never below 0."""
+    parts = [t / TICKS for t in ticks]
+    target = sum(ticks) / TICKS
+    if sum(parts) == target:
+        return parts
+    for j in sorted((i for i, t in enumerate(ticks) if t), reverse=True):
+        kept = parts[j]
+        x = kept + (target - sum(parts))        # the shortfall, then an ulp at a time
+        for _ in range(8):
+            if x < 0:
+                break
+            parts[j] = x
+            total = sum(parts)
+            if total == target:
+                return parts
+            x = math.nextafter(x, math.inf if total < target else -math.inf)
+        parts[j] = kept
+    return parts
+
+
 class _Pooled:
     """A disaggregated fleet's requests as one core's records (fleet/disagg.py): what the user
     sees comes from the decode replica (first token on), the admission and the prefix hits from
@@ -268,7 +295,7 @@ class DisaggRun:
         the cost unit)."""
         parts = self.ttft_parts()[:n]
         return {"prefill_replica": self.sim.prefill_replica[:n],
-                "ttft_parts": [dict(zip(TTFT_PARTS, (x / TICKS for x in p))) for p in parts]}
+                "ttft_parts": [dict(zip(TTFT_PARTS, summing_to_ttft(p))) for p in parts]}
 
     def extra_doc(self, keep=None):
         d = self.d

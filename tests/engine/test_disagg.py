@@ -2,10 +2,12 @@
 bandwidth + latency and first in first out, the prefill pool is the single server of its
 requests with one output token, and decode replicas that never prefill keep ITL low."""
 
+import json
 import math
 from collections import Counter
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import py_engine
 from py_engine.api import drain, fleet_steps
@@ -39,11 +41,16 @@ def test_ttft_parts_add_up_to_the_ttft_exactly_in_ticks(scheduler):
     for g, parts in enumerate(ticks):
         assert all(p >= 0 for p in parts), (g, parts)
         assert sum(parts) == sim.first_tick[g] - sim.arrive[g]
-    r = py_engine.simulate(sc)
-    for q in r["requests"]:
-        assert set(q["ttft_parts"]) == {"prefill_queue", "prefill", "transfer",
-                                        "decode_queue", "first_decode"}
-        assert math.fsum(q["ttft_parts"].values()) == pytest.approx(q["ttft"], abs=1e-6)
+    r = json.loads(json.dumps(py_engine.simulate(sc)))      # as a client reads the JSON
+    assert len(r["requests"]) == len(ticks)
+    for q, exact in zip(r["requests"], ticks):
+        parts = q["ttft_parts"]
+        assert list(parts) == ["prefill_queue", "prefill", "transfer", "decode_queue",
+                               "first_decode"]
+        # exactly, as a client adds them (in order, as floats): SPEC 9
+        assert sum(parts.values()) == q["ttft"], (q["id"], parts, q["ttft"])
+        for value, t in zip(parts.values(), exact):      # each its own, to ulps of the TTFT
+            assert value >= 0 and abs(value - t / 1e6) <= 4 * math.ulp(q["ttft"]), (value, t)
 
 
 def test_the_link_takes_at_least_bytes_over_bandwidth_plus_latency_and_queues_in_order():
@@ -129,3 +136,13 @@ def test_a_decode_router_counts_a_request_from_its_choice(router):
     assert sorted(got) == [0, 1, 2], got
     if router != "cache_aware":     # its rule when nothing matches: the smallest tree in tokens
         assert sorted(got.values()) == [21, 21, 22], got
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(st.just(0), st.integers(1, 10**15)), min_size=5, max_size=5))
+def test_parts_in_ms_add_up_to_the_ttft_in_ms_exactly(ticks):
+    from py_engine.fleet.result import summing_to_ttft
+    parts, ttft = summing_to_ttft(ticks), sum(ticks) / 1e6
+    assert sum(parts) == ttft
+    for value, t in zip(parts, ticks):
+        assert value >= 0 and abs(value - t / 1e6) <= 4 * math.ulp(ttft)
