@@ -51,7 +51,8 @@ async function boot() {
   const { values, view: v, errors } = parseURL(location.search, ctx);
   app.values = values;
   if (v.embed === 'story' && !v.story) v.story = 1;     // an embedded story starts at its first step
-  view.set({ embed: v.embed, lecture: v.lecture, theme: v.theme, lanes: v.lanes, speed: v.speed, challenge: v.challenge, ...storyView(ctx.story, v.story) });
+  view.set({ embed: v.embed, lecture: v.lecture, theme: v.theme, lanes: v.lanes, speed: v.speed, challenge: v.challenge,
+    gpus: v.gpus, capacity: v.capacity, ...storyView(ctx.story, v.story) });
   if (v.embed) postHeight(v.embed, schema.figures);   // its height reserved before the first draw
 
   controls = buildControls($('controls-fields'), $('sched-list'), $('lane-toggles'), schema, ctx.fields, { onValue, onLane });
@@ -71,7 +72,7 @@ async function boot() {
     results: () => lanesNow().filter((s) => app.cmp?.[s]).map((s) => [s, app.cmp[s]]) });
   player.reset(v.pass);
   side = createSideWork({ source, schema, fields: ctx.fields, page: ctx, root, state: sideState, onUseKV, onApply: onValue, onDeploy, onCalibrated,
-    onFleetAnswer, held: () => mainRun.stopped() });
+    onFleetAnswer, held: () => mainRun.stopped(), view: view.get, onView: (patch) => { view.set(patch); writeURL(); } });
   lab = createLab({ source, page: ctx, values: () => app.values, view: view.get, onValues, onView: (patch) => { view.set(patch); writeURL(); } });
   wireUI(); lab.sync();
 

@@ -146,6 +146,31 @@ def test_the_planner_in_the_page_ranks_as_the_command_line_and_applies(strict_pa
     assert page.locator("#plan-table tr.current").count() == 1      # marked as the one set now
 
 
+def test_a_plans_link_and_embed_carry_its_gpu_budget(strict_page, site_url):
+    """The budget lived in the planner alone: embed=plan always planned 8 GPUs, and a link's
+    gpus=4 was "no setting of the page". Now the link carries it (and capacity=1) both ways."""
+    page = strict_page
+    page.set_viewport_size({"width": 820, "height": 520})
+    page.goto(f"{site_url}?embed=plan&gpus=4&{PLAN}")
+    settle(page)
+    page.wait_for_selector("#plan-reason-text", state="attached", timeout=240_000)
+    settle(page)
+    want = plan_natively(PLAN, 4, "vllm")
+    assert page.input_value("#plan-gpus") == "4" and "4 GPUs" in page.text_content("#plan-what")
+    keys = page.eval_on_selector_all("#plan-table tr[data-candidate]", "rs => rs.map(r => JSON.parse(r.dataset.candidate))")
+    assert keys == [candidate_key(r) for r in want["candidates"]]
+    assert page.text_content("#plan-reason-text") == want["reason"]
+    assert "gpus" not in page.text_content("#form-message")       # a setting, not a stray word
+    # the page writes what the reader sets back into its link
+    page.fill("#plan-gpus", "2")
+    page.press("#plan-gpus", "Enter")
+    page.check("#plan-capacity")
+    page.wait_for_function("() => /[?&]gpus=2\\b/.test(location.search) && /[?&]capacity=1\\b/.test(location.search)")
+    page.goto(f"{site_url}?embed=plan&gpus=999&{PLAN}")
+    settle(page)
+    assert "gpus = 999: must be an integer from 1 to 64" in page.text_content("#form-message")
+
+
 def test_the_planner_at_capacity_ranks_as_plan_capacity(strict_page, site_url):
     """'at capacity': each candidate at its highest load within the SLO, as plan --capacity."""
     page = strict_page
@@ -168,6 +193,8 @@ def test_the_planner_at_capacity_ranks_as_plan_capacity(strict_page, site_url):
                              "ttft_p95", "tpot_p95")}
     assert metrics_match(shown, expected) == len(expected)
     assert "at capacity" in page.text_content("#plan-what")
+    q = parse_qs(urlsplit(page.url).query)
+    assert q["gpus"] == ["2"] and q["capacity"] == ["1"]        # the link carries the plan
 
 
 def test_the_planner_needs_a_deployment_and_is_cancelled(strict_page, site_url):

@@ -17,6 +17,8 @@ export function makeContext(schema, presets, figures = Object.keys(schema.figure
     base: baseSchedulers(schema.schedulers),
     optional: schema.schedulers.filter((s) => !s.base && !s.lab).map((s) => s.name),   // the lab's lane: scheduler = custom
     challenges: (schema.figures.lab?.challenges || []).map((c) => c.name),
+    // the planner's GPU budget (figures.plan): its default and largest, for the link's gpus=
+    plan: schema.figures.plan ? { gpus: schema.figures.plan.gpus, max: schema.figures.plan.max_gpus } : null,
     defaultPreset: Object.keys(presets).find((k) => Object.keys(presets[k].scenario || {}).length === 0),
   };
 }

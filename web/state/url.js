@@ -37,7 +37,7 @@ export function fromBase64url(s) {
 // The view's own parameters (parseView) besides the lanes (ctx.optional); with the fields' URL
 // names, every name a link may carry. Others a link picks up on its way (analytics, ads) are no
 // setting and no mistake: ignored without a word.
-const VIEW_KEYS = ['lecture', 'theme', 'embed', 'pass', 'speed', 'preset', 'story', 'challenge'];
+const VIEW_KEYS = ['lecture', 'theme', 'embed', 'pass', 'speed', 'preset', 'story', 'challenge', 'gpus', 'capacity'];
 const PASSING = /^(utm_\w*|fbclid|gclid|msclkid|mc_cid|mc_eid|_ga|ref)$/i;
 
 /** Levenshtein distance (names of a few letters: the plain table). */
@@ -87,15 +87,17 @@ function flag(q, key, errors) {
 }
 
 /**
- * The view part of a URL: {view: {embed, lecture, theme, pass, preset, lanes, speed, story, challenge}, errors}.
+ * The view part of a URL: {view: {embed, lecture, theme, pass, preset, lanes, speed, story, challenge, gpus,
+ * capacity}, errors}.
  * ctx.figures: the figure names an embed may show; ctx.optional: schedulers a reader may add as
  * lanes (`<name>=1`); ctx.presets (optional): the presets, whose lanes apply unless overridden;
- * ctx.challenges (optional): the policy lab's challenge names.
+ * ctx.challenges (optional): the policy lab's challenge names; ctx.plan (optional): the planner's
+ * GPU budget {gpus: its default, max} (gpus=, and capacity=1: each candidate at its capacity).
  */
 export function parseView(search, ctx) {
   const q = new URLSearchParams(search);
   const errors = {};
-  const view = { embed: null, lecture: false, theme: null, pass: null, preset: null, lanes: [], speed: DEFAULT_PLAY_SECONDS, story: null, challenge: null };
+  const view = { embed: null, lecture: false, theme: null, pass: null, preset: null, lanes: [], speed: DEFAULT_PLAY_SECONDS, story: null, challenge: null, gpus: null, capacity: false };
   view.lecture = q.has('lecture') && flag(q, 'lecture', errors);
   const th = q.get('theme');
   if (th != null) {
@@ -135,6 +137,13 @@ export function parseView(search, ctx) {
     if (ctx.challenges.includes(ch)) view.challenge = ch;
     else errors.challenge = `challenge = ${show(ch)}: must be one of ${ctx.challenges.join(', ')}`;
   }
+  const g = q.get('gpus');           // the planner's GPU budget (figures.plan)
+  if (g != null && ctx.plan) {
+    const n = Number(g);
+    if (/^\d+$/.test(g) && n >= 1 && n <= ctx.plan.max) view.gpus = n;
+    else errors.gpus = `gpus = ${show(g)}: must be an integer from 1 to ${ctx.plan.max} (the planner's GPU budget)`;
+  }
+  if (q.has('capacity') && ctx.plan) view.capacity = flag(q, 'capacity', errors);
   const step = storyStep(ctx, view);
   const presetLanes = step ? step.schedulers || [] : view.preset ? ctx.presets[view.preset].schedulers || [] : [];
   for (const s of ctx.optional || []) {
@@ -194,6 +203,8 @@ export function toQuery(ctx, values, view) {
   if (view.theme) q.set('theme', view.theme);
   if (view.embed) q.set('embed', view.embed);
   if (view.challenge) q.set('challenge', view.challenge);
+  if (view.gpus != null && view.gpus !== ctx.plan?.gpus) q.set('gpus', String(view.gpus));
+  if (view.capacity) q.set('capacity', '1');
   if (view.pass != null) q.set('pass', String(view.pass));
   if (view.speed != null && view.speed !== DEFAULT_PLAY_SECONDS) q.set('speed', String(view.speed));
   const s = q.toString();

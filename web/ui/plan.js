@@ -32,8 +32,9 @@ function candidateOf(row) {
 
 /**
  * ctx: {source, schema, fields, onApply(patch), start() (the side work again), cancel() (the side
- * work's), values() (the current values), embedded() (is this the embedded figure)}.
- * Returns {active(), gpus(), run(token, reqs), cancelled()}.
+ * work's), values() (the current values), embedded() (is this the embedded figure), view() (the
+ * page's view: the link's gpus and capacity), onView(patch) (the budget or the box changed)}.
+ * Returns {active(), gpus(), capacity(), run(token, reqs), cancelled()}.
  */
 export function createPlanner(ctx) {
   const { source, schema } = ctx;
@@ -42,10 +43,12 @@ export function createPlanner(ctx) {
   const replicasPath = schema.figures.fleet.replicas;
   let on = false;              // asked for (the Plan button, or the embed): it follows every change
   let doneKey = null;          // the plan shown is the answer to these requests
-  let budget = fig.gpus;
-  let atCapacity = false;      // rank at each candidate's capacity (plan --capacity), not at the scenario's load
+  // the budget and the capacity box come from the link (gpus=, capacity=1) and go back to it
+  let budget = ctx.view?.().gpus ?? fig.gpus;
+  let atCapacity = !!ctx.view?.().capacity;  // rank at each candidate's capacity (plan --capacity), not at the scenario's load
   const input = $('plan-gpus');
   input.value = String(budget);
+  $('plan-capacity').checked = atCapacity;
 
   function status(text, bad = false) {
     const s = $('plan-status');
@@ -69,14 +72,14 @@ export function createPlanner(ctx) {
     const ok = /^\d+$/.test(raw) && n >= 1 && n <= fig.max_gpus;
     $('plan-gpus-err').textContent = ok ? '' : `gpus = ${raw.slice(0, 20) || '(empty)'}: must be an integer from 1 to ${fig.max_gpus}`;
     input.setAttribute('aria-invalid', ok ? 'false' : 'true');
-    if (ok) budget = n;
+    if (ok && n !== budget) { budget = n; ctx.onView?.({ gpus: n }); }
     return ok;
   }
   const go = () => { if (readBudget()) { on = true; doneKey = null; ctx.start(); } };
   $('plan-run').addEventListener('click', go);
   input.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); go(); } });
   $('plan-cancel').addEventListener('click', () => ctx.cancel());
-  $('plan-capacity').addEventListener('change', (e) => { atCapacity = e.target.checked; if (on) go(); });
+  $('plan-capacity').addEventListener('change', (e) => { atCapacity = e.target.checked; ctx.onView?.({ capacity: atCapacity }); if (on) go(); });
   $('plan-roofline').addEventListener('click', () => ctx.onApply({ [fig.cost]: fig.open_cost }));
 
   async function run(token, reqs) {

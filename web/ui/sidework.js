@@ -22,7 +22,8 @@ const WAIT_ENGINE_MS = 1500;   // at start, the side figures wait this long at m
  *       state: () => ({values, view, lanes, cmp}),
  *       onUseKV(tokens), onApply(path, value), onDeploy(cost terms, {field path: value}),
  *       onCalibrated(cost), onFleetAnswer(error detail or null: the fleet's own run answered),
- *       held(): the reader stopped the main run (nothing starts by itself)}.
+ *       held(): the reader stopped the main run (nothing starts by itself),
+ *       view(): the page's view, onView(patch): a change of it for the link (the planner's budget)}.
  *       Returns {begin(embed, fleetFirst), start(), live(), show(), supersede(), cancel(), redraw(),
  *       runCheck(), fleetAhead()}.
  */
@@ -51,7 +52,7 @@ export function createSideWork(ctx) {
   const papers = createPapers({ source, schema });
   const showFleet = () => fleet.show(pageRequests(ctx.page, state()).fleet);
   const planner = createPlanner({ source, schema, onApply: ctx.onApply, start: () => start(), cancel: () => cancel(),
-    values: () => ctx.state().values, embedded: () => root.dataset.embed === 'plan' });
+    values: () => ctx.state().values, embedded: () => root.dataset.embed === 'plan', view: ctx.view, onView: ctx.onView });
   const planReqs = (st) => planRequests(ctx.page, st.values, st.lanes, st.items, planner.gpus(), planner.capacity());
   for (const [name, fig] of figures) {
     const pick = $(`${name}-param`);
