@@ -68,3 +68,24 @@ def test_the_main_page_recomputes_them_on_a_click(strict_page, site_url, native)
         page.set_viewport_size({"width": 390, "height": 844})
         page.locator("#fig-papers").scroll_into_view_if_needed()
         page.locator("#fig-papers").screenshot(path=str(Path(SHOTS) / "papers-390.png"))
+
+
+def test_a_recompute_is_cancelled_by_its_button(strict_page, site_url, native):
+    """About 15 s of checks had no Cancel (SPEC 7: any run in the page can be cancelled); the
+    button cancels while they run, between two checks or inside one, and recomputes again."""
+    page = strict_page
+    page.goto(site_url)
+    settle(page)
+    label = page.text_content("#papers-run")
+    page.click("#papers-run")
+    page.wait_for_function("() => Number(document.getElementById('papers-summary').dataset.done) >= 1")
+    assert page.text_content("#papers-run") == "Cancel"
+    page.click("#papers-run")
+    page.wait_for_function("() => document.getElementById('papers-summary').textContent.startsWith('cancelled')")
+    assert page.text_content("#papers-run") == label
+    assert page.get_attribute("#papers-grid", "data-done") is None
+    assert page.locator(".paper-tile.busy").count() == 0
+    page.click("#papers-run")                       # and again, to the end
+    wait_done(page)
+    rows = native("papers", {})
+    assert tiles(page) == [[r["id"], "true" if r["pass"] else "false"] for r in rows]

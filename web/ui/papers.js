@@ -64,10 +64,13 @@ export function createPapers({ source, schema }) {
     summary.textContent = `${passed} of ${done.length} pass` + (done.length < fig.checks.length ? ` (${done.length} of ${fig.checks.length} computed…)` : ', computed in this page');
   }
 
+  let stop = null;        // the running recompute's AbortController (its button cancels it)
+
   async function run() {
     if (running) return;
     running = true;
-    btn.disabled = true;
+    stop = new AbortController();
+    btn.textContent = 'Cancel';
     for (const k of Object.keys(rows)) delete rows[k];
     for (const b of Object.values(tiles)) { delete b.dataset.pass; b.className = 'paper-tile'; }
     summary.textContent = source.live ? 'computing in the page…' : 'waiting for the engine to load…';
@@ -76,7 +79,7 @@ export function createPapers({ source, schema }) {
       await source.readyPromise;
       for (const id of fig.checks) {
         tiles[id].classList.add('busy');
-        const [row] = await source.call('papers', { ids: [id] });
+        const [row] = await source.call('papers', { ids: [id] }, { signal: stop.signal });
         rows[id] = row;
         tally();
         show();
@@ -84,16 +87,25 @@ export function createPapers({ source, schema }) {
       }
       grid.dataset.done = 'true';
     } catch (err) {
-      summary.textContent = `could not run: ${err.detail?.message || err.message}`;
-      summary.className = 'check-summary fail';
+      if (err.detail?.type === 'Cancelled') {
+        for (const b of Object.values(tiles)) b.classList.remove('busy');
+        summary.textContent = `cancelled: ${Object.keys(rows).length} of ${fig.checks.length} computed`;
+        summary.className = 'check-summary';
+      } else {
+        summary.textContent = `could not run: ${err.detail?.message || err.message}`;
+        summary.className = 'check-summary fail';
+      }
     } finally {
       running = false;
-      btn.disabled = false;
+      stop = null;
+      btn.textContent = LABEL;
       show();
     }
   }
 
-  btn.addEventListener('click', run);
+  // one button: it recomputes, and while that runs (about fig.seconds s) it cancels (SPEC 7)
+  const LABEL = btn.textContent;
+  btn.addEventListener('click', () => (running ? stop?.abort() : run()));
   summary.textContent = `${fig.checks.length} checks, about ${fig.seconds} s in the page`;
   show();
   return { run, begin(embed) { if (embed === 'papers') run(); } };
