@@ -25,8 +25,9 @@ def _get(m, dotted):
     return m
 
 
-def describe(scenario):
-    """One line: the fields that differ from their defaults (the rest is the default scenario)."""
+def describe(scenario, skip=()):
+    """One line: the fields that differ from their defaults (the rest is the default scenario),
+    but the paths in `skip`."""
     parts = []
     explicit = _get(scenario, "workload.items") is not None
     for f in fields.FIELDS:
@@ -35,7 +36,7 @@ def describe(scenario):
         if explicit and f.parent.startswith("workload"):
             continue
         v = _get(scenario, f.path)
-        if f.path == "custom.code" or v == {}:
+        if f.path == "custom.code" or v == {} or f.path in skip:
             continue      # the code is in its file; no pool overrides
         if isinstance(v, dict):
             v = "custom"
@@ -80,7 +81,9 @@ def metrics_table(results):
 
 def results(results, speedup=None):
     first = next(iter(results.values()))
-    lines = [describe(first["scenario"]), metrics_table(results),
+    # several schedulers: the columns name them (the first one's run was no setting of the reader's)
+    lines = [describe(first["scenario"], ("scheduler",) if len(results) > 1 else ()),
+             metrics_table(results),
              "SLO: " + slo_rule(first["scenario"]["slo"])]
     lines += ["  %-12s %s" % (n, slo_line(r["metrics"])) for n, r in results.items()]
     if speedup:

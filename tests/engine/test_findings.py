@@ -373,3 +373,12 @@ def test_a_gain_too_small_to_show_is_not_written_as_0_00_percent():
         r = {"path": "server.slots", "points": [pt(16, 1.0, False), pt(32, 4.0), pt(64, more)]}
         text = recommend(r, "vllm", "max_num_seqs")["text"]
         assert "larger settings that meet it %s" % words in text and "0.00%" not in text
+
+
+def test_the_cli_compare_names_no_scheduler_above_its_columns():
+    """`compare` began "scheduler=static, requests=20": the first lane's run, which no reader set;
+    its columns name the schedulers. `run` still says which one it ran."""
+    head = run_cli("compare", "--requests", "20").stdout.splitlines()[0]
+    assert head == "requests=20 (times in ms)", head
+    head = run_cli("run", "--requests", "20", "--scheduler", "vllm").stdout.splitlines()[0]
+    assert head.startswith("scheduler=vllm, requests=20"), head
