@@ -378,6 +378,7 @@ def test_a_gain_too_small_to_show_is_not_written_as_0_00_percent():
 def test_the_cli_compare_names_no_scheduler_above_its_columns():
     """`compare` began "scheduler=static, requests=20": the first lane's run, which no reader set;
     its columns name the schedulers. `run` still says which one it ran."""
+    from support.cli import run_cli
     head = run_cli("compare", "--requests", "20").stdout.splitlines()[0]
     assert head == "requests=20 (times in ms)", head
     head = run_cli("run", "--requests", "20", "--scheduler", "vllm").stdout.splitlines()[0]
