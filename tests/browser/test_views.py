@@ -613,3 +613,28 @@ def test_the_sizing_chart_says_within_the_slo_once(strict_page, site_url):
     assert "throughput (tok/s)" in texts and "100%" in texts, texts       # the chart was drawn
     assert [t for t in texts if "within the SLO" in t] == ["within the SLO"], texts
     assert "% of requests" in texts, texts
+
+
+def test_reduced_motion_plays_in_tenths_and_nothing_moves_by_itself(strict_page, site_url):
+    """prefers-reduced-motion: the playhead jumps a tenth of the run at a time (player.js), no
+    CSS transition or animation runs; held to it here (it was untested)."""
+    page = strict_page
+    page.emulate_media(reduced_motion="reduce")
+    page.goto(site_url)
+    settle(page)
+    pm = int(page.get_attribute("#scrub", "max"))
+    assert pm >= 10
+    assert page.evaluate("() => getComputedStyle(document.getElementById('btn-play'))"
+                         ".transitionDuration.split(',').every(d => parseFloat(d) === 0)")
+    # every value the playhead takes, frame by frame, until the play ends
+    page.evaluate("""() => { window.__seen = new Set();
+      const look = () => { window.__seen.add(Number(document.getElementById('scrub').value));
+        if (!window.__stopLooking) requestAnimationFrame(look); };
+      look(); }""")
+    page.click("#btn-play")
+    page.wait_for_function("() => document.getElementById('btn-play').textContent.includes('Pause')")
+    page.wait_for_function("() => !document.getElementById('btn-play').textContent.includes('Pause')",
+                           timeout=60_000)
+    seen = sorted(page.evaluate("() => { window.__stopLooking = true; return [...window.__seen]; }"))
+    tenths = {round(k * pm / 10) for k in range(11)}
+    assert set(seen) - {pm} <= tenths and len(seen) <= 12, (pm, seen)
