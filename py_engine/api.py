@@ -152,7 +152,14 @@ def simulate_steps(scenario=None, slice_s=None, fmt=None, work_cap=WORK_CAP):
     doc = RUNS.get(key, s)
     if doc is not None:                     # run before under another SLO: scored again
         return doc
-    run = yield from run_steps(s, None, slice_s, work_cap)
+    refused = RUNS.refused(key)
+    if refused is not None:                 # refused before: no SLO changes that
+        raise refused
+    try:
+        run = yield from run_steps(s, None, slice_s, work_cap)
+    except ScenarioError as e:
+        RUNS.refuse(key, e)
+        raise
     if key is None:
         return fmt(run)
     keep = []
@@ -188,8 +195,15 @@ def compare_steps(scenario=None, schedulers=None, slice_s=None, fmt=None,
     out = RUNS.get(key, s)
     if out is not None:                     # run before under another SLO: scored again
         return out
+    refused = RUNS.refused(key)
+    if refused is not None:                 # refused before: no SLO changes that
+        raise refused
     keep = None if key is None else []
-    out = yield from _compare(s, schedulers, slice_s, fmt, work_cap, keep)
+    try:
+        out = yield from _compare(s, schedulers, slice_s, fmt, work_cap, keep)
+    except ScenarioError as e:
+        RUNS.refuse(key, e)
+        raise
     RUNS.put(key, out, keep or (), [(name, "scenario") for name in schedulers], s)
     return out
 

@@ -15,6 +15,9 @@ What depends on the SLO in a remembered document, and nothing else is changed:
 A place whose numbers the columns do not give back under the run's own SLO (a policy's counters
 overriding one) makes the document not remembered: that call is always run.
 
+A call whose runs were refused (a ScenarioError from the run: the work cap, a livelock) is
+answered with the same refusal under another SLO (REFUSALS of them, the least recently asked go).
+
 Bounded: `budget` values in all (a place's columns, 4 a request, and every value of the remembered
 documents: a table's cells, a list's items); the least recently asked go first, and one bigger
 than the whole budget is not kept. The reader's own policy is never remembered (it may read the
@@ -23,6 +26,7 @@ SLO, or not give the same run twice).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from array import array
@@ -38,6 +42,7 @@ BUDGET = 2_000_000      # the sweep points': kept values (8 bytes each: 16 MB)
 # takes more bytes a value
 RUN_BUDGET = 8_000_000
 COLUMNS = 4             # kept columns a request: TTFT, E2E, last - first, out - 1
+REFUSALS = 32           # refused calls remembered (a message each)
 NESTED = frozenset((dict, list, tuple, array))
 
 
@@ -95,6 +100,27 @@ class SloMemo:
     def __init__(self, budget: int = BUDGET):
         self.points: OrderedDict[str, tuple] = OrderedDict()    # key -> (doc, places, echoes, size)
         self.budget, self.size = budget, 0
+        # key -> the ScenarioError its run ended in (the work cap, a livelock): no SLO changes it,
+        # so the page's fleet link does not wait ~11 s for the same refusal at every SLO edit
+        self.refusals: OrderedDict[str, Exception] = OrderedDict()
+
+    def refused(self, key: str | None):
+        """The refusal a call's runs ended in before (a copy, to raise), or None."""
+        err = self.refusals.get(key) if key is not None else None
+        if err is None:
+            return None
+        self.refusals.move_to_end(key)
+        return copy.copy(err)
+
+    def refuse(self, key: str | None, err: Exception) -> None:
+        """Remember that the call's runs were refused with `err` (REFUSALS at most; none when
+        the memo remembers nothing)."""
+        if key is None or self.budget <= 0:
+            return
+        self.refusals[key] = copy.copy(err)
+        self.refusals.move_to_end(key)
+        while len(self.refusals) > REFUSALS:
+            self.refusals.popitem(last=False)
 
     @staticmethod
     def key(scenario, schedulers, work_cap, kind="point", caps=None) -> str | None:

@@ -194,3 +194,29 @@ def test_the_readers_own_policy_is_always_run():
             api.simulate(dict(sc, slo={"ttft_ms": ttft}))
             api.compare(dict(sc, slo={"ttft_ms": ttft}), ["continuous", "custom"])
         assert count["runs"] == 2 + 4
+
+
+def test_a_refusal_is_not_run_again_for_another_slo(monkeypatch):
+    """The fleet page's one-server comparison of the whole trace is refused by the work cap
+    (~11 s in the page), and was refused again, after the same work, at every SLO edit: no SLO
+    changes a run, so none changes its refusal."""
+    import pytest
+    monkeypatch.setattr(api, "RUNS", SloMemo(RUN_BUDGET))
+    big = {"scheduler": "vllm", "workload": {"requests": 20_000}, "slo": {"ttft_ms": 900.0},
+           "cluster": {"replicas": 2}}
+    with pytest.raises(py_engine.ScenarioError) as first:
+        api.simulate(big, work_cap=200_000)
+    with pytest.raises(py_engine.ScenarioError) as cmp_first:
+        api.compare(dict(big, cluster={"replicas": 1}), work_cap=200_000)
+    monkeypatch.setattr(api, "run_steps", _refusing)       # from here, a run fails the test
+    monkeypatch.setattr(api, "_compare", _refusing)
+    slo = {"ttft_ms": 150.0, "tpot_ms": 12.0}
+    with pytest.raises(py_engine.ScenarioError) as again:
+        api.simulate(dict(big, slo=slo), work_cap=200_000)
+    assert again.value.to_dict() == first.value.to_dict()
+    assert "work cap of 200,000" in again.value.message
+    with pytest.raises(py_engine.ScenarioError) as cmp_again:
+        api.compare(dict(big, cluster={"replicas": 1}, slo=slo), work_cap=200_000)
+    assert cmp_again.value.to_dict() == cmp_first.value.to_dict()
+    with pytest.raises(AssertionError, match="simulated"):     # another cap: a run
+        api.simulate(big, work_cap=300_000)
