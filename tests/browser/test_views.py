@@ -439,6 +439,31 @@ def test_block_view_under_the_vllm_lane(strict_page, site_url, native):
     assert used == want["samples"]["used"][i]
 
 
+def test_block_view_marks_the_prefix_cache_hits(strict_page, site_url, native):
+    """A system prompt shared by every request: the block view counts the admissions that hit
+    the prefix cache (● in its title and legend) and the shared blocks, as the engine's result
+    says (it was drawn, never tested)."""
+    page = strict_page
+    page.add_init_script(CANVAS_TEXT_RECORDER)
+    page.goto(f"{site_url}?vllm=1&prefix=system&tokens=512&groups=2&kv_tokens=20000")
+    settle(page)
+    scenario = {"workload": {"prefix": {"kind": "system", "tokens": 512, "groups": 2}},
+                "server": {"kv_tokens": 20000}}
+    run = native.compare(scenario, ["static", "continuous", "vllm"])["vllm"]
+    hits = sum(1 for q in run["requests"] if q["cached_tokens"] > 0)
+    assert hits > 0
+    drawn = {text for _, text, _ in canvas_texts(page, "blockview")}
+    assert any(d.endswith(f"● {hits:,} prefix-cache hits") for d in drawn), drawn
+    words = page.inner_text('[data-legend="blocks"]')
+    assert "prefix-cache hit" in words
+    # blocks in the requests' tables beyond those in use: shared prefix blocks (blocks.js)
+    kb, k, shared = run["kv_blocks"], 0, False
+    for used, n in zip(kb["samples"]["used"], kb["samples"]["holders"]):
+        shared |= sum(kb["holders"]["blocks"][k:k + n]) > used
+        k += n
+    assert shared and "blocks in use (shared prefixes)" in words
+
+
 # Where each text on the block view ends, in the canvas's own pixels (its transform applied).
 _TEXT_EDGES = """
 window.__cbxTextEdges = [];
