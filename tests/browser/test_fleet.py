@@ -3,6 +3,7 @@ router's in the comparison, equal native py_engine.simulate runs of the same sce
 request names the replica it went to and the router's scores for it; the embed fits 820x520; the
 router comparison is cancellable; a single-server page asks nothing of it until it is opened."""
 
+import json
 import re
 from urllib.parse import parse_qs, urlsplit
 
@@ -387,3 +388,25 @@ def test_a_tie_of_scores_marks_the_replica_the_router_chose(strict_page, site_ur
     tied = [i for i, s in enumerate(scores) if s == max(scores)]
     tie = next(r for r in native("schema", {})["routers"] if r["name"] == "llm_d")["tie"]
     assert f"tie: replicas {', '.join(map(str, tied))} scored" in text and f"chosen {tie}" in text, text
+
+
+def test_download_json_carries_the_fleet_and_every_router_run(strict_page, site_url, native):
+    """The JSON export held the one-server comparison alone: its scenario without the cluster, no
+    fleet, no router. With a fleet set it now carries the fleet figure's runs, as the native
+    engine answers them."""
+    page = strict_page
+    query = "requests=300&arrival=poisson&rate=30&replicas=4"      # continuous, round robin
+    page.goto(f"{site_url}?{query}")
+    settle(page)
+    with page.expect_download() as got:
+        page.click("#btn-json")
+    doc = json.loads(open(got.value.path()).read())
+    fleet, routers = fleet_runs(native, scenario_from_query(query), "continuous")
+    assert "cluster" not in doc["request"]["params"]["scenario"]    # the one-server comparison
+    assert doc["fleet"]["request"]["params"]["scenario"]["cluster"]["replicas"] == 4
+    got_fleet = doc["fleet"]["result"]
+    assert got_fleet["metrics"] == fleet["metrics"] and got_fleet["requests"] == fleet["requests"]
+    assert [r["metrics"] for r in got_fleet["replicas"]] == [r["metrics"] for r in fleet["replicas"]]
+    assert set(doc["fleet"]["routers"]) == set(routers)
+    for kind, run in routers.items():
+        assert doc["fleet"]["routers"][kind]["result"]["metrics"] == run["metrics"], kind

@@ -88,8 +88,8 @@ export function markPreset(box, name) {
 }
 
 /** Export and share buttons. ctx: {result(), request(), lanes(), canvases(), describe(), call(method, params),
- *  traceFile(): the reader's own trace file in words, or null}; figures: the schema's figures (the
- *  embed selector offers each). */
+ *  traceFile(): the reader's own trace file in words, or null, fleet(): the fleet figure's runs or
+ *  null}; figures: the schema's figures (the embed selector offers each). */
 export function wireExports(ctx, figures) {
   $('embed-figure').replaceChildren(...Object.entries(figures).map(([name, f]) => el('option', { value: name, text: f.title })));
   // a trace file is no link's to carry (it never leaves the page): say what the link runs instead
@@ -127,7 +127,7 @@ export function wireExports(ctx, figures) {
     X.download(X.fileName('timeline', 'png'), await X.timelinePNG({ title, subtitle, lanes }), 'image/png');
   });
   $('btn-csv').addEventListener('click', () => X.download(X.fileName('requests', 'csv'), X.toCSV(ctx.result(), ctx.lanes()), 'text/csv'));
-  $('btn-json').addEventListener('click', () => X.download(X.fileName('result', 'json'), X.toJSON(ctx.request(), ctx.result()), 'application/json'));
+  $('btn-json').addEventListener('click', () => X.download(X.fileName('result', 'json'), X.toJSON(ctx.request(), ctx.result(), ctx.fleet?.()), 'application/json'));
 }
 
 const TEXT_TYPES = new Set(['', 'text', 'number', 'search', 'email', 'url', 'tel', 'password']);

@@ -39,9 +39,16 @@ export function toCSV(compare, schedulers) {
   return `${lines.join('\n')}\n`;
 }
 
-/** The request and its result, exactly as the native engine's JSON would have them. */
-export function toJSON(request, compare) {
-  return JSON.stringify({ request, result: toRows(compare) }, null, 1);
+/** The request and its result, exactly as the native engine's JSON would have them; with a
+ *  fleet set, the fleet figure's runs too ({request, result, routers: {kind: {request, result}}}:
+ *  the main comparison is one server taking all of the fleet's traffic). */
+export function toJSON(request, compare, fleet = null) {
+  const doc = { request, result: toRows(compare) };
+  if (fleet) {
+    doc.fleet = { request: fleet.request, result: toRows(fleet.result),
+      routers: Object.fromEntries(Object.entries(fleet.routers).map(([k, r]) => [k, { request: r.request, result: toRows(r.result) }])) };
+  }
+  return JSON.stringify(doc, null, 1);
 }
 
 /** Download names (built, so the site checker does not mistake them for files we serve). */

@@ -73,7 +73,7 @@ function laneHeight(n, compact) {
  * work's), compact() (an embed: the share of a lane's usual height it gets, else 0),
  * onAnswer(detail) (the fleet's own run answered: detail null, or refused: the engine's error;
  * the cluster's fields are run by this figure alone, so their messages come from here)}.
- * Returns {show(reqs), run(token, reqs), cancelled(), redraw()}.
+ * Returns {show(reqs), run(token, reqs), cancelled(), redraw(), exported()}.
  */
 export function createFleet(ctx) {
   const { source, schema } = ctx;
@@ -405,6 +405,17 @@ export function createFleet(ctx) {
   return {
     show: showReqs,
     run,
+    /** What the figure shows, for Download JSON: the fleet's request and result, and each router
+     *  run in hand ({kind: {request, result}}), or null while it shows none. */
+    exported() {
+      if (!shown) return null;
+      const routerRuns = {};
+      for (const { kind, req } of shown.reqs.routers) {
+        const r = results.get(canonical(req));
+        if (r) routerRuns[kind] = { request: req, result: r };
+      }
+      return { request: shown.reqs.run, result: shown.res, routers: routerRuns };
+    },
     /** Is the fleet's own run asked and not answered yet? */
     running: () => inFlight != null,
     /** The side work was cancelled: the routers not run yet stay empty. */

@@ -25,7 +25,7 @@ const WAIT_ENGINE_MS = 1500;   // at start, the side figures wait this long at m
  *       held(): the reader stopped the main run (nothing starts by itself),
  *       view(): the page's view, onView(patch): a change of it for the link (the planner's budget)}.
  *       Returns {begin(embed, fleetFirst), start(), live(), show(), supersede(), cancel(), redraw(),
- *       runCheck(), fleetAhead()}.
+ *       runCheck(), fleetAhead(), fleetExport()}.
  */
 export function createSideWork(ctx) {
   const { source, schema, fields, root } = ctx;
@@ -371,6 +371,8 @@ export function createSideWork(ctx) {
     begin, cancel, runCheck,
     /** Is the fleet's own run in the engine (a fleet's page asks it first)? */
     fleetAhead: () => fleet.running(),
+    /** The fleet figure's runs for Download JSON, or null (fleet.js exported()). */
+    fleetExport: () => fleet.exported(),
     /** Run the figures again for the current values (once begun). */
     start() { if (begun) start(); },
     /** The engine is live: what the snapshot answered is asked again, so the page shows the
