@@ -145,27 +145,36 @@ def _runs_key(s, schedulers, work_cap, fmt, call):
                     sorted(RESULT_CAPS.items()))
 
 
-def simulate_steps(scenario=None, slice_s=None, fmt=None, work_cap=WORK_CAP):
-    s = prepare(scenario)
-    fmt = fmt or result
-    key = _runs_key(s, (s["scheduler"],), work_cap, fmt, "simulate")
+def _remembered(key, s, steps, echoes):
+    """A call's document through RUNS: run before under another SLO, scored again; refused
+    before, the same refusal (no SLO changes either); else steps(keep) run (keep: the list its
+    formats add their SLO columns to, None when not remembered) and the answer remembered."""
     doc = RUNS.get(key, s)
-    if doc is not None:                     # run before under another SLO: scored again
+    if doc is not None:
         return doc
     refused = RUNS.refused(key)
-    if refused is not None:                 # refused before: no SLO changes that
+    if refused is not None:
         raise refused
+    keep = None if key is None else []
     try:
-        run = yield from run_steps(s, None, slice_s, work_cap)
+        doc = yield from steps(keep)
     except ScenarioError as e:
         RUNS.refuse(key, e)
         raise
-    if key is None:
-        return fmt(run)
-    keep = []
-    doc = fmt(run, keep=keep)
-    RUNS.put(key, doc, keep, [("scenario",)], s)
+    if key is not None:
+        RUNS.put(key, doc, keep, echoes, s)
     return doc
+
+
+def simulate_steps(scenario=None, slice_s=None, fmt=None, work_cap=WORK_CAP):
+    s = prepare(scenario)
+    fmt = fmt or result
+
+    def steps(keep):
+        run = yield from run_steps(s, None, slice_s, work_cap)
+        return fmt(run) if keep is None else fmt(run, keep=keep)
+    key = _runs_key(s, (s["scheduler"],), work_cap, fmt, "simulate")
+    return (yield from _remembered(key, s, steps, [("scenario",)]))
 
 
 def simulate(scenario: dict | None = None, work_cap: int | None = WORK_CAP) -> dict:
@@ -192,20 +201,9 @@ def compare_steps(scenario=None, schedulers=None, slice_s=None, fmt=None,
     schedulers = _check_schedulers(schedulers)
     fmt = fmt or result
     key = _runs_key(s, schedulers, work_cap, fmt, "compare")
-    out = RUNS.get(key, s)
-    if out is not None:                     # run before under another SLO: scored again
-        return out
-    refused = RUNS.refused(key)
-    if refused is not None:                 # refused before: no SLO changes that
-        raise refused
-    keep = None if key is None else []
-    try:
-        out = yield from _compare(s, schedulers, slice_s, fmt, work_cap, keep)
-    except ScenarioError as e:
-        RUNS.refuse(key, e)
-        raise
-    RUNS.put(key, out, keep or (), [(name, "scenario") for name in schedulers], s)
-    return out
+    return (yield from _remembered(
+        key, s, lambda keep: _compare(s, schedulers, slice_s, fmt, work_cap, keep),
+        [(name, "scenario") for name in schedulers]))
 
 
 def compare(scenario: dict | None = None, schedulers: list[str] | None = None,
