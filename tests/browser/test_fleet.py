@@ -289,6 +289,37 @@ def test_a_fleet_embed_runs_no_one_server_comparison(strict_page, site_url, nati
     assert posted.count("simulate") == len(kinds(native)), posted
 
 
+def test_a_fleet_embed_draws_at_once_from_the_build_time_snapshot(strict_page, site_url, native):
+    """`?embed=fleet` as the page's embed snippet writes it with no fleet set: the fleet its
+    button opens (it showed an empty figure), every number drawn from the build-time snapshot
+    while the engine loads (SPEC: the build-time result of every figure at once), each equal to
+    native; once the engine is live it runs the fleet and every router again itself."""
+    page = strict_page
+    page.set_viewport_size({"width": 820, "height": 520})
+    page.add_init_script(COUNT_CALLS)
+    page.add_init_script("delete window.SharedWorker;")   # a worker whose requests the page routes
+    held = []
+    page.route(re.compile(r".*/pyodide\.asm\.wasm\.gz$"), lambda route: held.append(route))
+    page.goto(f"{site_url}?embed=fleet")
+    rows = len(kinds(native))
+    page.wait_for_function("n => document.querySelectorAll('#fleet-routers [data-metric$=\".throughput_tok_s\"]"
+                           ":not([data-value=\"\"])').length === n", arg=rows)
+    assert page.get_attribute("html", "data-state") == "snapshot"
+    replicas = native("schema", {})["figures"]["fleet"]["open_replicas"]
+    assert page.text_content("#fleet-what") == f"{replicas} replicas behind round robin"
+    _, _, want = expected(native, f"replicas={replicas}", "continuous")
+    shown = fleet_metrics(read_metrics(page))
+    assert metrics_match(shown, want) == len(shown) >= 5 * rows + 7
+
+    assert held, "the runtime download was not held"
+    for route in held:
+        route.continue_()
+    settle(page)
+    # the engine's own numbers: the fleet (round robin) and the other routers, run in the page
+    assert page.evaluate("window.__posted").count("simulate") == rows
+    assert metrics_match(fleet_metrics(read_metrics(page)), want) == len(shown)
+
+
 def test_the_fleet_embed_keeps_its_height_while_the_routers_run(strict_page, site_url):
     """The comparison's progress and Cancel sit on its title's line: the frame does not grow by
     a row while the routers run (it did, to 538 px, with 8 replicas on the Mooncake trace)."""

@@ -13,14 +13,15 @@ import { foldBars, barAt, partColumns } from '../../web/state/ttftparts.js';
 const { schema, presets, story } = engine();
 const ctx = makeContext(schema, presets, Object.keys(schema.figures), story);
 
-test('pools open the fleet figure; its runs keep them; never a start-up request', () => {
+test('pools open the fleet figure; its runs keep them; an embed of them asks only the fleet', () => {
   const q = '?prefill_replicas=1&decode_replicas=2&link_gb_s=25&decode_server=%7B%22slots%22%3A4%7D';
   const reqs = pageRequests(ctx, parseURL(q, ctx));
   assert.equal(reqs.main.params.scenario.cluster, undefined);
   assert.ok(reqs.fleet.pooled);
   assert.deepEqual(reqs.fleet.run.params.scenario.cluster, { prefill: { replicas: 1 },
     decode: { replicas: 2, server: { slots: 4 } }, transfer: { gb_s: 25 } });
-  for (const r of startupRequests(ctx, [q, `${q}&embed=fleet`])) assert.notEqual(r.method, 'simulate');
+  // an embedded P/D fleet is about its pools: its run alone, answered at build time
+  assert.deepEqual(startupRequests(ctx, [`${q}&embed=fleet`]).filter((r) => r.method === 'simulate'), [reqs.fleet.run]);
 });
 
 const table = (cols) => ({ $table: Object.values(cols)[0].length, columns: Object.fromEntries(Object.entries(cols).map(([k, v]) => [k, Float64Array.from(v)])) });

@@ -1,12 +1,13 @@
 // The fleet figure's pure parts: its requests (one server for every other figure, the fleet and
-// one run per router for it, never at start-up), and what it reads of a fleet's result (where a
-// request went, the favoured replica, a replica's state at a time, the lanes' pixel columns).
+// one run per router for it, at start-up only where the page opens on a fleet), and what it reads
+// of a fleet's result (where a request went, the favoured replica, a replica's state at a time,
+// the lanes' pixel columns).
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { engine } from './engine.mjs';
 import { makeContext } from '../../web/state/context.js';
 import { parseURL } from '../../web/state/url.js';
-import { pageRequests, startupRequests, oneServer } from '../../web/engine/requests.js';
+import { pageRequests, startupRequests, oneServer, canonical } from '../../web/engine/requests.js';
 import { fleetView, nearestRequest, favoured, stateAt, runEnd, routingHint, routerKnobs, routerWords, bestRows } from '../../web/state/fleet.js';
 import { fmt } from '../../web/draw/format.js';
 import { columns, tickAlpha } from '../../web/draw/fleet.js';
@@ -34,11 +35,28 @@ test('one replica: no fleet runs; above one: the fleet, then every router, on th
   assert.equal(noLane.scheduler, 'continuous');
 });
 
-test('an embed of another figure asks nothing of the fleet; the fleet is never a start-up request', () => {
+test('an embed of another figure asks nothing of the fleet; a page opened on a fleet has its runs answered at build time', () => {
   assert.equal(pageRequests(ctx, parseURL('?replicas=4&embed=skew', ctx)).fleet, null);
-  const searches = ['?replicas=4', '?embed=fleet&replicas=4', ...story.map((_, i) => `?story=${i + 1}`)];
-  for (const r of startupRequests(ctx, searches)) assert.notEqual(r.method, 'simulate');
+  const simulated = (searches) => startupRequests(ctx, searches).filter((r) => r.method === 'simulate');
+  assert.deepEqual(simulated(['', '?embed=skew&replicas=4', '?story=1']), []);
+  // the fleet's run and every router's, once each (the page and its embed ask the same)
+  const fleet = pageRequests(ctx, parseURL('?replicas=4', ctx)).fleet;
+  const runs = [fleet.run, ...fleet.routers.map((r) => r.req)];
+  const once = [...new Map(runs.map((r) => [canonical(r), r])).values()];   // (round robin's is the run)
+  assert.equal(once.length, runs.length - 1);
+  assert.deepEqual(simulated(['?replicas=4', '?embed=fleet&replicas=4']), once);
+  const steps = story.flatMap((s, i) => (s.highlight === 'fleet' ? [`?story=${i + 1}`] : []));
+  assert.ok(steps.length && simulated(steps).length >= steps.length);
   assert.deepEqual(oneServer(schema, { cluster: { replicas: 2 }, server: { slots: 4 } }), { server: { slots: 4 } });
+});
+
+test('an embedded fleet figure with no fleet set shows the fleet its button opens', () => {
+  const fig = schema.figures.fleet;
+  assert.equal(parseURL('?embed=fleet', ctx).values[fig.replicas], fig.open_replicas);
+  assert.ok(pageRequests(ctx, parseURL('?embed=fleet', ctx)).fleet.run);
+  assert.equal(parseURL('?embed=fleet&replicas=2', ctx).values[fig.replicas], 2);       // as set
+  assert.equal(parseURL('?embed=fleet&prefill_replicas=1&decode_replicas=1', ctx).values[fig.replicas], 1);   // pools
+  assert.equal(parseURL('', ctx).values[fig.replicas], 1);                              // the page: as set
 });
 
 // A fleet result as the worker delivers it: tables of typed columns.

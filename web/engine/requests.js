@@ -2,7 +2,7 @@
 // from pageRequests(); the build answers startupRequests() natively (tools/snapshot.py runs this
 // module in Node), so whatever the page asks before its engine is live is already answered.
 
-import { matters, scenarioFrom } from '../state/schema.js';
+import { fleetOf, matters, scenarioFrom } from '../state/schema.js';
 import { parseURL, storyStep } from '../state/url.js';
 import { baseSchedulers } from '../state/context.js';
 
@@ -58,18 +58,12 @@ export function oneServer(schema, scenario) {
   return out;
 }
 
-/** Does the scenario set a fleet ({fleet}: several replicas, or prefill/decode pools: {pooled})? */
-export function fleetOf(schema, values) {
-  const fig = schema.figures.fleet;
-  const pooled = values[fig?.pools?.prefill] > 0 || values[fig?.pools?.decode] > 0;
-  return { fleet: !!fig && (values[fig.replicas] > 1 || pooled), pooled };
-}
-
 /**
  * The fleet figure's runs (figures.fleet), or null while the scenario has one replica: `run` the
  * fleet as set, and `routers`: one run per router kind on the same trace, the other knobs as set.
- * Each is a simulate on the richest scheduler on screen. The page asks them of the live engine
- * only (they are no start-up requests: a single-server page never waits for them).
+ * Each is a simulate on the richest scheduler on screen. Start-up requests of a page opened on a
+ * fleet (an embed, a story step: startupRequests), so the build-time snapshot answers them there;
+ * a single-server page never asks them.
  */
 export function fleetRequests(ctx, values, lanes, items) {
   const fig = ctx.schema.figures.fleet;
@@ -184,6 +178,7 @@ export function startupRequests(ctx, searches) {
     for (const pts of Object.values(reqs.sweeps)) for (const p of pts) add(p.req);
     add(reqs.stall);
     reqs.kv.forEach(add);
+    if (reqs.fleet) [reqs.fleet.run, ...reqs.fleet.routers.map((r) => r.req)].forEach(add);
   }
   return [...seen.values()];
 }

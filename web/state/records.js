@@ -15,9 +15,19 @@ export function setRecords(records) {
 
 const names = (layout) => layout.map((f) => f.name);
 
+/** Request rows -> a table: the layout's columns, and a fleet's own (results.py columns():
+ *  `replica`, and each part of a dict such as `ttft_parts` as "ttft_parts.<part>"). */
 function fromObjects(rows, cols) {
   const columns = Object.fromEntries(cols.map((c) => [c, new Float64Array(rows.length)]));
   rows.forEach((r, i) => { for (const c of cols) columns[c][i] = r[c]; });
+  const extra = Object.keys(rows[0] ?? {}).filter((k) => !(k in columns));
+  for (const k of extra) {
+    if (rows[0][k] && typeof rows[0][k] === 'object') {
+      for (const part of Object.keys(rows[0][k])) columns[`${k}.${part}`] = Float64Array.from(rows, (r) => r[k][part]);
+    } else {
+      columns[k] = Float64Array.from(rows, (r) => r[k]);
+    }
+  }
   return { $table: rows.length, columns };
 }
 
@@ -40,8 +50,10 @@ const isResult = (x) => x && typeof x === 'object' && 'segments' in x && 'reques
 export function asTables(doc) {
   if (isResult(doc)) {
     if (!Array.isArray(doc.requests)) return doc;
-    return { ...doc, requests: fromObjects(doc.requests, names(LAYOUTS.request)),
+    const out = { ...doc, requests: fromObjects(doc.requests, names(LAYOUTS.request)),
       segments: fromSegments(doc.segments), passes_log: fromColumns(doc.passes_log) };
+    if (doc.replicas) out.replicas = doc.replicas.map((r) => ({ ...r, passes_log: fromColumns(r.passes_log) }));   // a fleet's
+    return out;
   }
   if (doc && typeof doc === 'object' && !Array.isArray(doc)) {
     return Object.fromEntries(Object.entries(doc).map(([k, v]) => [k, isResult(v) ? asTables(v) : v]));

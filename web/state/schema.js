@@ -42,6 +42,13 @@ export function hintOf(f, values) {
   return (f.hint_when || []).find(([conditions]) => holds(conditions, values))?.[1] ?? (f.hint || '');
 }
 
+/** Does the scenario set a fleet ({fleet}: several replicas, or prefill/decode pools: {pooled})? */
+export function fleetOf(schema, values) {
+  const fig = schema.figures.fleet;
+  const pooled = values[fig?.pools?.prefill] > 0 || values[fig?.pools?.decode] > 0;
+  return { fleet: !!fig && (values[fig.replicas] > 1 || pooled), pooled };
+}
+
 /** Does setting the field change the run for these values (its shown_if holds)? A field worth
  *  showing only for some workload (the generator's: no production trace) changes nothing of a
  *  trace file's requests either (items: the reader's file). */

@@ -2,7 +2,7 @@
 // page's view parameters. Nothing read from the URL is executed or inserted as HTML: values are
 // parsed as numbers or matched against known choices, anything else becomes a message.
 
-import { parseField, defaults, valuesFromScenario, matchingPreset, exists, valueText } from './schema.js';
+import { parseField, defaults, valuesFromScenario, matchingPreset, exists, valueText, fleetOf } from './schema.js';
 import { PLAY_SECONDS, DEFAULT_PLAY_SECONDS } from './view.js';
 
 const FLAG_ON = ['1', 'true', 'yes', 'on'];
@@ -179,6 +179,10 @@ export function parseURL(search, ctx) {
     if ('error' in r) errors[f.url] = `${r.error} (from the link; using ${values[f.path] ?? 'none'})`;
     else values[f.path] = r.value;
   }
+  // an embedded fleet figure with none set shows the fleet its button opens (an embed has no
+  // buttons that change the scenario: it would stay empty)
+  const fleet = ctx.schema?.figures?.fleet;
+  if (view.embed === 'fleet' && fleet && !fleetOf(ctx.schema, values).fleet) values[fleet.replicas] = fleet.open_replicas;
   return { values, view, errors: { ...errors, ...unknownParams(q, ctx) } };
 }
 

@@ -1,7 +1,8 @@
 // The fleet figure (figures.fleet in py_engine/app/figures.py): replicas behind a router. Its runs
 // (engine/requests.js fleetRequests: the fleet as set, then every router on the same trace) take
 // their turn in the side work (ui/sidework.js: one engine call at a time, latest wins,
-// cancellable) and are asked of the live engine only. This module owns the figure's DOM: the
+// cancellable), answered by the build-time snapshot while the engine loads where the page opened
+// on a fleet (an embed, a story step), else by the live engine. This module owns the figure's DOM: the
 // fleet's numbers (data-metric "fleet.<metric>", "router.<counter>"), a lane per replica with its
 // own ("replica<k>.<metric>"), the hover (where a request went and why: the router's scores and
 // reason), and the router comparison ("routers.<kind>.<metric>").
@@ -80,6 +81,7 @@ export function createFleet(ctx) {
   const fig = schema.figures.fleet;
   const routers = new Map((schema.routers || []).map((r) => [r.name, r]));
   const results = new Map();          // canonical request -> result, for the current requests only
+  const built = new Set();            // ... of those, the build-time snapshot's answers
   let shown = null;                   // {reqs, res}: what the figure draws
   let key = null;                     // the current requests' key
   let inFlight = null;                // the token whose fleet run (not the routers') is asked
@@ -165,9 +167,16 @@ export function createFleet(ctx) {
     $('fleet-bar').hidden = done >= total;            // no empty bar once every router is in
   }
 
+  /** req's answer: the build-time snapshot's while the engine loads (a page opened on a fleet:
+   *  an embed, a story step), asked again of the live engine, whose own numbers the page shows. */
   async function ask(token, req) {
     const k = canonical(req);
-    if (!results.has(k)) results.set(k, await source.call(req.method, req.params, { signal: token.signal, engine: true }));
+    if (!results.has(k) || (source.live && built.has(k))) {
+      const snapshot = !source.live && source.hasSnapshot(req.method, req.params);
+      const res = await source.call(req.method, req.params, { signal: token.signal, engine: !snapshot });
+      results.set(k, res);
+      if (snapshot) built.add(k); else built.delete(k);
+    }
     return results.get(k);
   }
 
@@ -181,12 +190,12 @@ export function createFleet(ctx) {
     // change blanks the figure at once, before the side work restarts after the main run)
     const runKey = key;
     const gone = () => token.stale || key !== runKey;
-    if (!source.live && !wait) { status(WAITING); return; }
+    if (!source.live && !wait && !source.hasSnapshot(reqs.run.method, reqs.run.params)) { status(WAITING); return; }
     if (!source.live) {     // asked while the engine loads: once it is live, say it is on the fleet
       source.readyPromise.then(() => { if (!gone() && box.classList.contains('stale')) status('simulating the fleet…'); }, () => {});
     }
     const keep = new Set([reqs.run, ...reqs.routers.map((r) => r.req)].map(canonical));
-    for (const k of results.keys()) if (!keep.has(k)) results.delete(k);
+    for (const k of results.keys()) if (!keep.has(k)) { results.delete(k); built.delete(k); }
     let res;
     try {
       const t0 = performance.now();

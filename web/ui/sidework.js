@@ -4,7 +4,7 @@
 // cancelled between its points.
 
 import { latest } from '../engine/latest.js';
-import { KV_PRESETS, CHECK, canonical, fleetOf, kvRequest, pageRequests, planRequests, sweepSchedulers, sweepOf } from '../engine/requests.js';
+import { KV_PRESETS, CHECK, canonical, kvRequest, pageRequests, planRequests, sweepSchedulers, sweepOf } from '../engine/requests.js';
 import { speedupPoint, sizingPoint, drawSpeedup, drawSizing, sloRule, drawLatency, renderAdvice, fieldWords } from './sweeps.js';
 import { renderStall, buildKV, renderKV, renderCheck, renderFit } from './panels.js';
 import { createFleet } from './fleet.js';
@@ -12,7 +12,7 @@ import { createPapers } from './papers.js';
 import { createPlanner } from './plan.js';
 import { $, el } from './dom.js';
 import { schedulerLabel } from '../state/context.js';
-import { generatorOnly } from '../state/schema.js';
+import { fleetOf, generatorOnly } from '../state/schema.js';
 
 const SETTLE_MS = 400;   // live engine: wait for a pause in the changes before sweeping
 const WAIT_ENGINE_MS = 1500;   // at start, the side figures wait this long at most for the engine
@@ -220,7 +220,10 @@ export function createSideWork(ctx) {
   const started = new Set();  // figures whose sweep began for the current values
   /** now: ask at once, the fleet's run from the engine even while it loads (fleet first). */
   function start(now = false) {
-    ranLive = source.live || now;   // (a fleet first waits for the engine: all of it is engine-made)
+    // a fleet first waits for the engine (all of it is engine-made) unless the build-time snapshot
+    // answers it (then side.live() asks it again)
+    const first = now && pageRequests(ctx.page, state()).fleet?.run;
+    ranLive = source.live || (now && !(first && source.hasSnapshot(first.method, first.params)));
     started.clear();
     markStale();
     const token = work.start();
