@@ -3,6 +3,7 @@ the sizing sweep and apply its recommendation; every number the page shows is th
 Also: the reader's own trace file, and a calibration fitted in the page (numpy loaded on demand)."""
 
 import json
+import re
 from urllib.parse import parse_qs, urlsplit
 
 from support.page import flat_metrics, metrics_match, read_metrics, scenario_from_query, settle, wait_state
@@ -268,3 +269,37 @@ def test_a_roofline_scenario_shows_its_deployment_and_what_auto_would_size(stric
     hint = page.text_content("#ctl-prefill_server-hint")
     assert '{"slots": 16}' in hint and '{"cost": {"tp": 2}}' not in hint
     assert page.input_value("#kv-gpu") == "a100-80gb"       # the panel keeps the last deployment
+
+
+def test_a_calibration_fit_is_cancelled_and_only_the_latest_fit_is_shown(strict_page, site_url,
+                                                                           native):
+    """SPEC: any run in the page can be cancelled. The fit waits for numpy's first load (held
+    here): Cancel stops it in the engine too, and says so; Fit runs it again, and its answer is
+    the native one."""
+    page = strict_page
+    page.add_init_script("delete window.SharedWorker;")   # a worker whose requests the page routes
+    held = []
+    page.route(re.compile(r".*/numpy-[^/]*\.whl$"), lambda route: held.append(route))
+    page.goto(site_url + "?requests=24")
+    wait_state(page, "ready")
+    page.click("#calibrate summary")
+    page.fill("#calibrate-csv", SERVED)
+    with page.expect_request(re.compile(r".*/numpy-[^/]*\.whl$")):
+        page.click("#calibrate-fit")
+    assert page.is_visible("#calibrate-cancel")
+    page.click("#calibrate-cancel")
+    page.wait_for_function("() => document.getElementById('calibrate-result').textContent"
+                           ".startsWith('Cancelled')")
+    assert page.locator("#calibrate-cancel").is_hidden()
+    # the engine dropped it: with numpy still held, a fit left in its queue would stay there
+    page.wait_for_function("async () => { const j = await window.__cbxEngine.jobs();"
+                           " return !j.queued && !j.running; }")
+    assert held
+    for route in held:
+        route.continue_()
+    page.click("#calibrate-fit")
+    page.wait_for_selector("#calibrate-use", timeout=120_000)
+    assert page.locator("#calibrate-cancel").is_hidden()
+    fit = native("calibrate", {"csv": SERVED})
+    assert float(page.get_attribute('[data-stat="fit.per_context_token_ms"]', "data-value")) == \
+        fit["cost"]["per_context_token_ms"]

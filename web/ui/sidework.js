@@ -329,17 +329,29 @@ export function createSideWork(ctx) {
   }
 
   // The calibration: the reader's own measurements, fitted by the engine (numpy on demand).
+  // the fit in flight (its AbortController): a new fit or Cancel stops it, in the engine too
+  // (numpy's first load included), and only the latest fit's answer is shown
+  let fitting = null;
   async function fitCalibration() {
+    fitting?.abort();
+    const call = fitting = new AbortController();
     const out = $('calibrate-result');
     out.textContent = source.live ? 'fitting… (numpy loads the first time)' : 'waiting for the engine to load…';
+    $('calibrate-cancel').hidden = false;
     try {
-      await source.readyPromise;
-      renderFit(out, await source.call('calibrate', { csv: $('calibrate-csv').value }), ctx.onCalibrated);
+      // (engine: a fit is no start-up request, the snapshot has none)
+      const fit = await source.call('calibrate', { csv: $('calibrate-csv').value }, { signal: call.signal, engine: true });
+      if (fitting === call) renderFit(out, fit, ctx.onCalibrated);
     } catch (err) {
-      out.replaceChildren(el('p', { class: 'error', role: 'alert', text: err.detail?.message || err.message }));
+      if (fitting !== call) return;
+      if (err.detail?.type === 'Cancelled') out.textContent = 'Cancelled: Fit runs it again.';
+      else out.replaceChildren(el('p', { class: 'error', role: 'alert', text: err.detail?.message || err.message }));
+    } finally {
+      if (fitting === call) { fitting = null; $('calibrate-cancel').hidden = true; }
     }
   }
   $('calibrate-fit')?.addEventListener('click', fitCalibration);
+  $('calibrate-cancel')?.addEventListener('click', () => fitting?.abort());
   $('calibrate-file')?.addEventListener('change', async (ev) => {
     const file = ev.target.files?.[0];
     if (!file) return;
