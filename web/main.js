@@ -254,7 +254,7 @@ function wireUI() {
   wireExports({ result: () => app.cmp, request: () => app.req, lanes: () => lanesNow().filter((s) => app.cmp?.[s]),
     canvases: () => lanes.canvases(), describe: () => describe(ctx.fields, app.values),
     call: (method, params) => app.source.call(method, params), traceFile: () => traceFile.describe(),
-    fleet: () => side.fleetExport() }, ctx.schema.figures);
+    fleet: () => side.fleetExport(), plan: () => side.planExport() }, ctx.schema.figures);
   wireKeys({
     play: () => player.play(), step: (d) => player.step(d), home: () => player.home(), end: () => player.end(),
     lecture: toggleLecture, theme: toggleTheme, preset: (i) => applyPreset(Object.keys(ctx.presets)[i]),

@@ -96,6 +96,16 @@ def plan_natively(query, gpus, scheduler, *extra):
     return json.loads(p.stdout)
 
 
+def flat(doc, prefix=""):
+    """A JSON document as {"a.0.b": leaf}."""
+    if not isinstance(doc, (dict, list)):
+        return {prefix: doc}
+    out = {}
+    for k, v in (doc.items() if isinstance(doc, dict) else enumerate(doc)):
+        out.update(flat(v, f"{prefix}.{k}" if prefix else str(k)))
+    return out
+
+
 def candidate_key(row):
     keep = ("kind", "replicas", "tp") if row["kind"] == "colocated" else ("kind", "prefill", "decode")
     return {k: row[k] for k in keep}
@@ -125,6 +135,17 @@ def test_the_planner_in_the_page_ranks_as_the_command_line_and_applies(strict_pa
     assert "TTFT p95" in heads and "TPOT p95" in heads and not any("p90" in h for h in heads)
     assert page.is_hidden("#plan-bar")                    # done: no empty progress bar
     assert "4 GPUs" in page.text_content("#plan-what")
+    # Download JSON carries the plan shown: its budget and the command line's ranking
+    with page.expect_download() as got:
+        page.click("#btn-json")
+    plan = json.loads(open(got.value.path()).read())["plan"]
+    assert plan["request"]["params"]["gpus"] == 4
+    got, native_plan = flat(plan["result"]), flat(want)
+    assert got.keys() == native_plan.keys()
+    words = {k for k, v in native_plan.items() if isinstance(v, str)}
+    assert {k: got[k] for k in words} == {k: native_plan[k] for k in words} and words
+    numbers = {k: v for k, v in got.items() if k not in words}
+    assert metrics_match(numbers, native_plan) == len(numbers) > 100
 
     # Apply the recommended candidate: the scenario takes it, the fleet figure runs it
     before = page.get_attribute("html", "data-drawn")

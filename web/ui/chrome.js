@@ -127,7 +127,7 @@ export function wireExports(ctx, figures) {
     X.download(X.fileName('timeline', 'png'), await X.timelinePNG({ title, subtitle, lanes }), 'image/png');
   });
   $('btn-csv').addEventListener('click', () => X.download(X.fileName('requests', 'csv'), X.toCSV(ctx.result(), ctx.lanes()), 'text/csv'));
-  $('btn-json').addEventListener('click', () => X.download(X.fileName('result', 'json'), X.toJSON(ctx.request(), ctx.result(), ctx.fleet?.()), 'application/json'));
+  $('btn-json').addEventListener('click', () => X.download(X.fileName('result', 'json'), X.toJSON(ctx.request(), ctx.result(), ctx.fleet?.(), ctx.plan?.()), 'application/json'));
 }
 
 const TEXT_TYPES = new Set(['', 'text', 'number', 'search', 'email', 'url', 'tel', 'password']);

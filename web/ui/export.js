@@ -41,9 +41,11 @@ export function toCSV(compare, schedulers) {
 
 /** The request and its result, exactly as the native engine's JSON would have them; with a
  *  fleet set, the fleet figure's runs too ({request, result, routers: {kind: {request, result}}}:
- *  the main comparison is one server taking all of the fleet's traffic). */
-export function toJSON(request, compare, fleet = null) {
+ *  the main comparison is one server taking all of the fleet's traffic); with a plan shown, the
+ *  planner's ({request: its candidates' request, result: the ranking, as `plan --json`}). */
+export function toJSON(request, compare, fleet = null, plan = null) {
   const doc = { request, result: toRows(compare) };
+  if (plan) doc.plan = plan;          // its rows are plain JSON (no tables)
   if (fleet) {
     doc.fleet = { request: fleet.request, result: toRows(fleet.result),
       routers: Object.fromEntries(Object.entries(fleet.routers).map(([k, r]) => [k, { request: r.request, result: toRows(r.result) }])) };

@@ -34,7 +34,7 @@ function candidateOf(row) {
  * ctx: {source, schema, fields, onApply(patch), start() (the side work again), cancel() (the side
  * work's), values() (the current values), embedded() (is this the embedded figure), view() (the
  * page's view: the link's gpus and capacity), onView(patch) (the budget or the box changed)}.
- * Returns {active(), gpus(), capacity(), run(token, reqs), cancelled()}.
+ * Returns {active(), gpus(), capacity(), run(token, reqs), exported(), cancelled()}.
  */
 export function createPlanner(ctx) {
   const { source, schema } = ctx;
@@ -43,6 +43,7 @@ export function createPlanner(ctx) {
   const replicasPath = schema.figures.fleet.replicas;
   let on = false;              // asked for (the Plan button, or the embed): it follows every change
   let doneKey = null;          // the plan shown is the answer to these requests
+  let shown = null;            // ... {request, result}: its candidates' request and the engine's verdict
   // the budget and the capacity box come from the link (gpus=, capacity=1) and go back to it
   let budget = ctx.view?.().gpus ?? fig.gpus;
   let atCapacity = !!ctx.view?.().capacity;  // rank at each candidate's capacity (plan --capacity), not at the scenario's load
@@ -90,6 +91,7 @@ export function createPlanner(ctx) {
     if (key === doneKey) { mark(); return; }
     if (!source.live) { status(WAITING); return; }
     $('fig-plan').classList.add('stale');
+    shown = null;
     $('plan-what').textContent = `${budget} GPUs${atCapacity ? ', at capacity' : ''}`;
     let cands;
     try {
@@ -126,6 +128,7 @@ export function createPlanner(ctx) {
       if (token.stale) return;
       render(doc, true);
       doneKey = key;
+      shown = { request: reqs.candidates, result: doc };
       status('');
       $('fig-plan').classList.remove('stale');
     } catch (err) {
@@ -213,6 +216,9 @@ export function createPlanner(ctx) {
     gpus: () => budget,
     capacity: () => atCapacity,
     run,
+    /** The plan shown, for Download JSON: {request (its candidates' request: the scenario, the
+     *  budget), result (the engine's ranking, as `plan --json`)}, or null while none is. */
+    exported: () => shown,
     /** The side work was cancelled: the candidates not run yet stay out. */
     cancelled() {
       if ($('plan-cancel').hidden) return;

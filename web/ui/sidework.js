@@ -25,7 +25,7 @@ const WAIT_ENGINE_MS = 1500;   // at start, the side figures wait this long at m
  *       held(): the reader stopped the main run (nothing starts by itself),
  *       view(): the page's view, onView(patch): a change of it for the link (the planner's budget)}.
  *       Returns {begin(embed, fleetFirst), start(), live(), show(), supersede(), cancel(), redraw(),
- *       runCheck(), fleetAhead(), fleetExport()}.
+ *       runCheck(), fleetAhead(), fleetExport(), planExport()}.
  */
 export function createSideWork(ctx) {
   const { source, schema, fields, root } = ctx;
@@ -388,6 +388,8 @@ export function createSideWork(ctx) {
     fleetAhead: () => fleet.running(),
     /** The fleet figure's runs for Download JSON, or null (fleet.js exported()). */
     fleetExport: () => fleet.exported(),
+    /** The plan shown for Download JSON, or null (plan.js exported()). */
+    planExport: () => planner.exported(),
     /** Run the figures again for the current values (once begun). */
     start() { if (begun) start(); },
     /** The engine is live: what the snapshot answered is asked again, so the page shows the
