@@ -1,6 +1,7 @@
 """The papers figure (SPEC §11): computed by the engine in the page, every tile's verdict
 (data-pass) equal to the native `python -m py_engine papers --json`, and its detail equal to the
-native row; the embed fits 820x520 with the whole summary in view; the main page runs it on a click."""
+native row; the embed fits 820x520 with the whole summary in view; the main page shows the
+build-time snapshot's verdicts, said so, and recomputes them on a click."""
 
 import os
 from pathlib import Path
@@ -15,6 +16,10 @@ def tiles(page):
     return page.eval_on_selector_all(
         "[data-figure=papers] [data-paper]:not(#papers-detail)",
         "ts => ts.map(t => [t.dataset.paper, t.dataset.pass])")
+
+
+def sources(page):
+    return set(page.eval_on_selector_all("#papers-grid [data-paper]", "ts => ts.map(t => t.dataset.source)"))
 
 
 def wait_done(page):
@@ -58,11 +63,18 @@ def test_the_main_page_recomputes_them_on_a_click(strict_page, site_url, native)
     page.set_viewport_size({"width": 1366, "height": 768})
     page.goto(site_url)
     settle(page)
-    assert all(p is None for _, p in tiles(page))        # nothing claimed before it ran
+    rows = native("papers", {})
+    verdicts = [[r["id"], "true" if r["pass"] else "false"] for r in rows]
+    # before the page computed them, the build-time snapshot's (the native engine's), said so
+    page.wait_for_function("() => document.querySelectorAll('[data-source=build]').length > 0")
+    assert tiles(page) == verdicts
+    assert sources(page) == {"build"}
+    assert "at build time" in page.text_content("#papers-summary")
     page.click("#papers-run")
     wait_done(page)
-    rows = native("papers", {})
-    assert tiles(page) == [[r["id"], "true" if r["pass"] else "false"] for r in rows]
+    assert tiles(page) == verdicts
+    assert sources(page) == {"page"}
+    assert page.text_content("#papers-summary").endswith("computed in this page")
     if SHOTS:
         page.locator("#fig-papers").screenshot(path=str(Path(SHOTS) / "papers-1366.png"))
         page.set_viewport_size({"width": 390, "height": 844})

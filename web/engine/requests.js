@@ -120,6 +120,9 @@ function sweepRequests(def, scenario, lanes, schedulers) {
 function stallRequest(scenario) { return { method: 'stall', params: { scenario } }; }
 export function kvRequest(params) { return { method: 'kv', params: params || {} }; }
 export const CHECK = { method: 'check', params: {} };
+/** Every check of the papers figure at once: the build-time snapshot's answer, shown while the page
+ *  has not recomputed them (ui/papers.js recomputes one check a call). */
+export const PAPERS = { method: 'papers', params: {} };
 
 /**
  * What each figure asks of the engine for a page state {values, view}:
@@ -170,7 +173,7 @@ export function firstDrawRequests(ctx) {
 export function startupRequests(ctx, searches) {
   const seen = new Map();
   const add = (r) => { if (r) seen.set(canonical(r), r); };
-  add(SCHEMA); add(PRESETS); add(STORY);
+  add(SCHEMA); add(PRESETS); add(STORY); add(PAPERS);
   for (const search of searches) {
     const state = parseURL(search, ctx);
     const reqs = pageRequests(ctx, state);

@@ -1,10 +1,14 @@
 // The papers figure (SPEC §11): published numbers of the field, each recomputed by the engine in
 // this page (protocol method "papers", one check a call, in schema.figures.papers.checks' order).
-// The summary is a tile per check (data-paper = its id, data-pass = the engine's verdict); a tile
-// opens its detail: source, workload, published, ours, tolerance, and why when it fails. It runs
-// on the reader's click, or at once when it is the embedded figure.
+// The summary is a tile per check (data-paper = its id, data-pass = the engine's verdict,
+// data-source = "build" | "page": who computed it); a tile opens its detail: source, workload,
+// published, ours, tolerance, and why when it fails. Until the page recomputes them it shows the
+// native engine's answers from the build-time snapshot (engine/requests.js PAPERS), said so. It
+// recomputes on the reader's click, or at once when it is the embedded figure, each check's answer
+// replacing the build's as it comes.
 
 import { $, el } from './dom.js';
+import { PAPERS } from '../engine/requests.js';
 
 const FIELDS = [['source', 'Source'], ['workload', 'Workload'], ['claim', 'Claim'], ['published', 'Published'],
   ['ours', 'Ours'], ['tolerance', 'Tolerance'], ['detail', 'How'], ['why', 'Why it fails']];
@@ -15,6 +19,7 @@ export function createPapers({ source, schema }) {
   const grid = $('papers-grid'), detail = $('papers-detail'), summary = $('papers-summary'), btn = $('papers-run');
   if (!fig || !grid) return { begin() {}, run() {} };
   const rows = {};
+  const fresh = new Set();       // the checks computed in this page (the others: the build's)
   let selected = fig.checks[0];
   let running = false;
 
@@ -37,10 +42,11 @@ export function createPapers({ source, schema }) {
       b.setAttribute('aria-pressed', String(id === selected));
       if (!r) continue;
       b.dataset.pass = String(r.pass);
+      b.dataset.source = fresh.has(id) ? 'page' : 'build';
       b.className = `paper-tile ${r.pass ? 'pass' : 'fail'}`;
       b.querySelector('.paper-mark').textContent = r.pass ? '✓' : '✗';
       b.querySelector('.paper-name').replaceChildren(...name(id, r.paper, r.title));
-      b.title = `${r.paper}: ${r.claim}`;
+      b.title = `${r.paper}: ${r.claim}${fresh.has(id) ? '' : ' (the native engine, at build time)'}`;
     }
     const r = rows[selected];
     if (!r) {
@@ -54,14 +60,19 @@ export function createPapers({ source, schema }) {
       el('dl', {}, ...FIELDS.filter(([k]) => r[k]).flatMap(([k, label]) => [el('dt', { text: label }), el('dd', { class: `paper-${k}`, text: r[k] })])));
   }
 
+  /** The summary: data-done counts the checks computed in this page, data-passed those that pass
+   *  of every check shown (the build's until recomputed). */
   function tally() {
-    const done = Object.values(rows);
-    const passed = done.filter((r) => r.pass).length;
-    summary.dataset.total = String(fig.checks.length);
-    summary.dataset.done = String(done.length);
+    const shown = Object.values(rows);
+    const passed = shown.filter((r) => r.pass).length;
+    const total = fig.checks.length;
+    summary.dataset.total = String(total);
+    summary.dataset.done = String(fresh.size);
     summary.dataset.passed = String(passed);
-    summary.className = `check-summary ${done.length < fig.checks.length ? '' : passed === done.length ? 'pass' : 'fail'}`;
-    summary.textContent = `${passed} of ${done.length} pass` + (done.length < fig.checks.length ? ` (${done.length} of ${fig.checks.length} computed…)` : ', computed in this page');
+    summary.className = `check-summary ${shown.length < total ? '' : passed === shown.length ? 'pass' : 'fail'}`;
+    if (!fresh.size) summary.textContent = `${passed} of ${shown.length} pass: the native engine's, at build time`;
+    else if (fresh.size < total) summary.textContent = `${passed} of ${shown.length} pass (${fresh.size} of ${total} computed in this page…)`;
+    else summary.textContent = `${passed} of ${total} pass, computed in this page`;
   }
 
   let stop = null;        // the running recompute's AbortController (its button cancels it)
@@ -71,9 +82,9 @@ export function createPapers({ source, schema }) {
     running = true;
     stop = new AbortController();
     btn.textContent = 'Cancel';
-    for (const k of Object.keys(rows)) delete rows[k];
-    for (const b of Object.values(tiles)) { delete b.dataset.pass; b.className = 'paper-tile'; }
+    fresh.clear();       // the build's answers (if any) stay shown until each is recomputed
     summary.textContent = source.live ? 'computing in the page…' : 'waiting for the engine to load…';
+    summary.className = 'check-summary';      // (no verdict's colour on words that are none)
     delete grid.dataset.done;
     try {
       await source.readyPromise;
@@ -81,6 +92,7 @@ export function createPapers({ source, schema }) {
         tiles[id].classList.add('busy');
         const [row] = await source.call('papers', { ids: [id] }, { signal: stop.signal });
         rows[id] = row;
+        fresh.add(id);
         tally();
         show();
         await new Promise((r) => setTimeout(r, 0));   // the page stays responsive between checks
@@ -89,7 +101,7 @@ export function createPapers({ source, schema }) {
     } catch (err) {
       if (err.detail?.type === 'Cancelled') {
         for (const b of Object.values(tiles)) b.classList.remove('busy');
-        summary.textContent = `cancelled: ${Object.keys(rows).length} of ${fig.checks.length} computed`;
+        summary.textContent = `cancelled: ${fresh.size} of ${fig.checks.length} computed in this page`;
         summary.className = 'check-summary';
       } else {
         summary.textContent = `could not run: ${err.detail?.message || err.message}`;
@@ -108,5 +120,17 @@ export function createPapers({ source, schema }) {
   btn.addEventListener('click', () => (running ? stop?.abort() : run()));
   summary.textContent = `${fig.checks.length} checks, about ${fig.seconds} s in the page`;
   show();
-  return { run, begin(embed) { if (embed === 'papers') run(); } };
+
+  /** The build-time snapshot's answers, while the page has computed none (a page whose engine
+   *  is live already, or that has no snapshot, waits for Recompute). */
+  async function built() {
+    if (source.live || !source.hasSnapshot(PAPERS.method, PAPERS.params)) return;
+    let all;
+    try { all = await source.call(PAPERS.method, PAPERS.params); } catch { return; }
+    if (running || fresh.size) return;
+    for (const r of all) rows[r.id] = r;
+    tally();
+    show();
+  }
+  return { run, begin(embed) { built().then(() => { if (embed === 'papers') run(); }); } };
 }
