@@ -192,6 +192,24 @@ def test_a_plans_link_and_embed_carry_its_gpu_budget(strict_page, site_url):
     assert "gpus = 999: must be an integer from 1 to 64" in page.text_content("#form-message")
 
 
+def test_a_planner_embed_with_no_cost_model_plans_a_roofline_deployment(strict_page, site_url):
+    """`?embed=plan` (the page's embed snippet on the default scenario) only said it needs a
+    roofline deployment, with no button to set one in an embed: it now opens on one, as the
+    page's button does, and plans it as the command line does."""
+    page = strict_page
+    page.set_viewport_size({"width": 820, "height": 520})
+    page.goto(f"{site_url}?embed=plan")
+    settle(page)
+    page.wait_for_selector("#plan-reason-text", state="attached", timeout=240_000)
+    settle(page)
+    want = plan_natively("cost=roofline", 8, "continuous")
+    keys = page.eval_on_selector_all("#plan-table tr[data-candidate]", "rs => rs.map(r => JSON.parse(r.dataset.candidate))")
+    assert keys == [candidate_key(r) for r in want["candidates"]] and len(keys) >= 6
+    assert page.text_content("#plan-reason-text") == want["reason"]
+    assert page.text_content("#plan-what") == "8 GPUs (h100-80gb) for llama-3.1-8b"   # the defaults
+    assert page.evaluate("() => document.documentElement.scrollHeight") <= 520
+
+
 def test_the_planner_at_capacity_ranks_as_plan_capacity(strict_page, site_url):
     """'at capacity': each candidate at its highest load within the SLO, as plan --capacity."""
     page = strict_page

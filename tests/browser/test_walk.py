@@ -109,11 +109,12 @@ def test_on_a_phone_a_lanes_stats_keep_each_number_with_its_unit(strict_page, si
 
 
 def test_the_planner_embed_refusal_points_to_the_explorer(strict_page, site_url):
-    """An embed on the article's cost model cannot plan; it said 'press "Use a roofline
-    deployment"', a button an embed does not have."""
+    """An embed on the article's cost model (set in its link: with none, it opens on a roofline
+    deployment) cannot plan; it said 'press "Use a roofline deployment"', a button an embed does
+    not have."""
     page = strict_page
     page.set_viewport_size({"width": 820, "height": 520})
-    page.goto(f"{site_url}?embed=plan&requests=20")
+    page.goto(f"{site_url}?embed=plan&requests=20&cost=article")
     settle(page)
     page.wait_for_function("() => /roofline/.test(document.getElementById('plan-status').textContent)")
     status = page.text_content("#plan-status")

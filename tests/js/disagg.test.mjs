@@ -76,3 +76,10 @@ test('an embedded P/D fleet runs no router comparison; the page does', () => {
   assert.equal(pageRequests(ctx, parseURL(`${q}&embed=fleet`, ctx)).fleet.routers.length, 0);
   assert.ok(pageRequests(ctx, parseURL(q, ctx)).fleet.routers.length > 1);
 });
+
+test('an embedded planner with no cost model in its link opens on a roofline deployment', () => {
+  const plan = schema.figures.plan;
+  assert.equal(parseURL('?embed=plan', ctx).values[plan.cost], plan.open_cost);
+  assert.equal(parseURL('?embed=plan&cost=article', ctx).values[plan.cost], 'article');   // as set
+  assert.notEqual(parseURL('', ctx).values[plan.cost], plan.open_cost);                   // the page: as set
+});

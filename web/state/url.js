@@ -179,10 +179,13 @@ export function parseURL(search, ctx) {
     if ('error' in r) errors[f.url] = `${r.error} (from the link; using ${values[f.path] ?? 'none'})`;
     else values[f.path] = r.value;
   }
-  // an embedded fleet figure with none set shows the fleet its button opens (an embed has no
-  // buttons that change the scenario: it would stay empty)
-  const fleet = ctx.schema?.figures?.fleet;
+  // an embedded figure shows what its button opens (an embed has no buttons that change the
+  // scenario): the fleet figure with no fleet set its fleet (it would stay empty), the planner
+  // with no cost model in the link a roofline deployment (it would only say it needs one)
+  const { fleet, plan } = ctx.schema?.figures ?? {};
   if (view.embed === 'fleet' && fleet && !fleetOf(ctx.schema, values).fleet) values[fleet.replicas] = fleet.open_replicas;
+  const cost = plan && ctx.fields.find((f) => f.path === plan.cost);
+  if (view.embed === 'plan' && cost && !q.has(cost.url)) values[plan.cost] = plan.open_cost;
   return { values, view, errors: { ...errors, ...unknownParams(q, ctx) } };
 }
 

@@ -92,7 +92,8 @@ export function createPlanner(ctx) {
     if (!source.live) { status(WAITING); return; }
     $('fig-plan').classList.add('stale');
     shown = null;
-    $('plan-what').textContent = `${budget} GPUs${atCapacity ? ', at capacity' : ''}`;
+    const deployed = ctx.values();   // the deployment planned (a plan needs a roofline one: model × GPU)
+    $('plan-what').textContent = `${budget} GPUs (${deployed[`${fig.cost}.gpu`]}) for ${deployed[`${fig.cost}.model`]}${atCapacity ? ', at capacity' : ''}`;
     let cands;
     try {
       cands = (await source.call(reqs.candidates.method, reqs.candidates.params, { signal: token.signal })).candidates;
