@@ -36,7 +36,7 @@ boot().catch(fatal);
 async function boot() {
   const source = new Source({
     onPending: (n) => { if (n) root.dataset.pending = String(n); else delete root.dataset.pending; },
-    onMiss: (n) => { root.dataset.snapshotMisses = String(n); },
+    onMiss: (n, method) => { root.dataset.snapshotMisses = String(n); root.dataset.snapshotMissed = method; },   // test hooks: how many, the last one's method
   });
   app.source = source;
   mainRun = createMainRun({ source, root, onResult, onKeep: drawResult, onError: onRunError,

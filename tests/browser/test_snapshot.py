@@ -37,7 +37,7 @@ def test_every_start_up_request_is_in_the_snapshot(strict_page, site_url, start_
     for search in start_searches:
         page.goto(site_url + search)
         page.wait_for_selector(SETTLED, state="attached")
-        assert _misses(page) == "0", f"{search or '(default)'}: the page asked the engine before it was live"
+        assert _misses(page) == "0", f"{search or '(default)'}: the page asked the engine before it was live ({page.evaluate('document.documentElement.dataset.snapshotMissed')})"
         if "embed" not in search or re.search(r"embed=(timeline|metrics)", search):
             assert read_metrics(page), f"{search}: no numbers shown from the snapshot"
 

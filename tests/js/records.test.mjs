@@ -52,5 +52,7 @@ print(json.dumps(out))`;
     assert.ok('replica' in tables.requests.columns);
     assert.equal(tables.replicas.length, worker.replicas.length);
     tables.replicas.forEach((r, i) => assert.deepEqual(plain(r.passes_log), plain(worker.replicas[i].passes_log)));
+    assert.deepEqual(toRows(asTables(rows)), rows);     // and back (Download JSON of a fleet)
+    assert.deepEqual(toRows(worker), rows);
   }
 });

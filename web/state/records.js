@@ -70,15 +70,30 @@ export function rowOf(table, i) {
   return out;
 }
 
+/** A request row with a fleet's "k.part" columns nested again as {k: {part}} (fromObjects). */
+function nested(row) {
+  for (const key of Object.keys(row)) {
+    const dot = key.indexOf('.');
+    if (dot < 0) continue;
+    (row[key.slice(0, dot)] ??= {})[key.slice(dot + 1)] = row[key];
+    delete row[key];
+  }
+  return row;
+}
+
+const logRows = (log) => Object.fromEntries(Object.entries(log.columns).map(([k, v]) => [k, Array.from(v)]));
+
 /** A result with tables → the JSON row form the engine's native API returns (for exports). */
 export function toRows(doc) {
   if (isResult(doc)) {
     if (Array.isArray(doc.requests)) return doc;
     const seg = names(LAYOUTS.segment);
-    return { ...doc,
-      requests: Array.from({ length: count(doc.requests) }, (_, i) => rowOf(doc.requests, i)),
+    const out = { ...doc,
+      requests: Array.from({ length: count(doc.requests) }, (_, i) => nested(rowOf(doc.requests, i))),
       segments: Array.from({ length: count(doc.segments) }, (_, i) => { const r = rowOf(doc.segments, i); return seg.map((c) => r[c]); }),
-      passes_log: Object.fromEntries(Object.entries(doc.passes_log.columns).map(([k, v]) => [k, Array.from(v)])) };
+      passes_log: logRows(doc.passes_log) };
+    if (doc.replicas) out.replicas = doc.replicas.map((r) => ({ ...r, passes_log: logRows(r.passes_log) }));   // a fleet's
+    return out;
   }
   if (doc && typeof doc === 'object' && !Array.isArray(doc)) {
     return Object.fromEntries(Object.entries(doc).map(([k, v]) => [k, isResult(v) ? toRows(v) : v]));

@@ -376,7 +376,8 @@ export function createSideWork(ctx) {
     began = true;
     showFleet();
     papers.begin(embed);
-    const go = () => { if (!begun) { begun = true; if (!ctx.held()) start(fleetFirst); initKV(); } };
+    // (the KV panel is the kv figure's: an embed of another shows none, and asks nothing of it)
+    const go = () => { if (!begun) { begun = true; if (!ctx.held()) start(fleetFirst); if (!embed || embed === 'kv') initKV(); } };
     if (fleetFirst || (embed && !schema.figures[embed]?.main)) go();
     else setTimeout(go, WAIT_ENGINE_MS);
     source.readyPromise.then(go, go);
