@@ -167,20 +167,27 @@ def test_the_planner_in_the_page_ranks_as_the_command_line_and_applies(strict_pa
     assert page.locator("#plan-table tr.current").count() == 1      # marked as the one set now
 
 
+def embedded_plan(page, url, query, gpus, scheduler):
+    """The planner embedded at `url` (820x520), planned: its rows and reason are those of
+    `plan --json` for the fields of `query` -> that plan."""
+    page.set_viewport_size({"width": 820, "height": 520})
+    page.goto(url)
+    settle(page)
+    page.wait_for_selector("#plan-reason-text", state="attached", timeout=240_000)
+    settle(page)
+    want = plan_natively(query, gpus, scheduler)
+    keys = page.eval_on_selector_all("#plan-table tr[data-candidate]", "rs => rs.map(r => JSON.parse(r.dataset.candidate))")
+    assert keys == [candidate_key(r) for r in want["candidates"]]
+    assert page.text_content("#plan-reason-text") == want["reason"]
+    return want
+
+
 def test_a_plans_link_and_embed_carry_its_gpu_budget(strict_page, site_url):
     """The budget lived in the planner alone: embed=plan always planned 8 GPUs, and a link's
     gpus=4 was "no setting of the page". Now the link carries it (and capacity=1) both ways."""
     page = strict_page
-    page.set_viewport_size({"width": 820, "height": 520})
-    page.goto(f"{site_url}?embed=plan&gpus=4&{PLAN}")
-    settle(page)
-    page.wait_for_selector("#plan-reason-text", state="attached", timeout=240_000)
-    settle(page)
-    want = plan_natively(PLAN, 4, "vllm")
+    embedded_plan(page, f"{site_url}?embed=plan&gpus=4&{PLAN}", PLAN, 4, "vllm")
     assert page.input_value("#plan-gpus") == "4" and "4 GPUs" in page.text_content("#plan-what")
-    keys = page.eval_on_selector_all("#plan-table tr[data-candidate]", "rs => rs.map(r => JSON.parse(r.dataset.candidate))")
-    assert keys == [candidate_key(r) for r in want["candidates"]]
-    assert page.text_content("#plan-reason-text") == want["reason"]
     assert "gpus" not in page.text_content("#form-message")       # a setting, not a stray word
     # the page writes what the reader sets back into its link
     page.fill("#plan-gpus", "2")
@@ -197,15 +204,8 @@ def test_a_planner_embed_with_no_cost_model_plans_a_roofline_deployment(strict_p
     roofline deployment, with no button to set one in an embed: it now opens on one, as the
     page's button does, and plans it as the command line does."""
     page = strict_page
-    page.set_viewport_size({"width": 820, "height": 520})
-    page.goto(f"{site_url}?embed=plan")
-    settle(page)
-    page.wait_for_selector("#plan-reason-text", state="attached", timeout=240_000)
-    settle(page)
-    want = plan_natively("cost=roofline", 8, "continuous")
-    keys = page.eval_on_selector_all("#plan-table tr[data-candidate]", "rs => rs.map(r => JSON.parse(r.dataset.candidate))")
-    assert keys == [candidate_key(r) for r in want["candidates"]] and len(keys) >= 6
-    assert page.text_content("#plan-reason-text") == want["reason"]
+    want = embedded_plan(page, f"{site_url}?embed=plan", "cost=roofline", 8, "continuous")
+    assert len(want["candidates"]) >= 6
     assert page.text_content("#plan-what") == "8 GPUs (h100-80gb) for llama-3.1-8b"   # the defaults
     assert page.evaluate("() => document.documentElement.scrollHeight") <= 520
 
