@@ -89,7 +89,7 @@ export function markPreset(box, name) {
 
 /** Export and share buttons. ctx: {result(), request(), lanes(), canvases(), describe(), call(method, params),
  *  traceFile(): the reader's own trace file in words, or null, fleet(): the fleet figure's runs or
- *  null}; figures: the schema's figures (the embed selector offers each). */
+ *  null, plan(): the plan shown or null}; figures: the schema's figures (the embed selector offers each). */
 export function wireExports(ctx, figures) {
   $('embed-figure').replaceChildren(...Object.entries(figures).map(([name, f]) => el('option', { value: name, text: f.title })));
   // a trace file is no link's to carry (it never leaves the page): say what the link runs instead

@@ -222,7 +222,8 @@ export function createSideWork(ctx) {
   function start(now = false) {
     // a fleet first waits for the engine (all of it is engine-made) unless the build-time snapshot
     // answers it (then side.live() asks it again)
-    const first = now && pageRequests(ctx.page, state()).fleet?.run;
+    const asked = now ? pageRequests(ctx.page, state()) : null;    // (now: runAll asks them at once)
+    const first = asked?.fleet?.run;
     ranLive = source.live || (now && !(first && source.hasSnapshot(first.method, first.params)));
     started.clear();
     markStale();
@@ -231,7 +232,7 @@ export function createSideWork(ctx) {
     root.dataset.sweeping = '1';
     showFleet();
     const runAll = async () => {
-      const reqs = pageRequests(ctx.page, state());
+      const reqs = asked ?? pageRequests(ctx.page, state());
       await fleet.run(token, reqs.fleet, now);  // first: with replicas above 1 it is the question
       if (token.stale) return;
       if (planner.active()) await planner.run(token, planReqs(state()));    // once asked for
