@@ -111,3 +111,51 @@ def test_admission_in_one_walk_changes_no_number(case, monkeypatch):
     """Where a lookup cannot hit (fcfs, block counts), admission.py admits in one walk: the
     whole result (recomputed tokens, the prefix cache's counters too) equals vLLM's loop's."""
     assert_same_without(case, "counted_admission", monkeypatch)
+
+
+PREFILL_CASES = [
+    # long prompts chunked in many steps where nothing binds, async and sync
+    {"scheduler": "vllm", "workload": {"requests": 300, "prompt_mean": 2000, "skew": 0.9},
+     "server": {"slots": 64, "chunk": 64, "max_num_batched_tokens": 1_000_000}},
+    {"scheduler": "vllm", "workload": {"requests": 300, "prompt_mean": 2000, "skew": 0.9},
+     "server": {"slots": 64, "chunk": 64, "max_num_batched_tokens": 1_000_000,
+                "async_scheduling": False}},
+    # the budget binds now and then: every steady prefiller explicit again for the walk
+    {"scheduler": "vllm", "workload": {"requests": 200, "prompt_mean": 1500, "skew": 0.8,
+                                       "arrival": {"kind": "poisson", "rate": 20}},
+     "server": {"slots": 32, "chunk": 128, "max_num_batched_tokens": 1024}},
+    # a finite pool without the prefix cache: preemptions (recompute, swap), priority
+    {"scheduler": "vllm", "workload": {"requests": 200, "prompt_mean": 1200},
+     "server": {"slots": 32, "chunk": 64, "kv_tokens": 20_000,
+                "enable_prefix_caching": False}},
+    {"scheduler": "vllm", "workload": {"requests": 200, "prompt_mean": 1200},
+     "server": {"slots": 32, "chunk": 64, "kv_tokens": 20_000, "preemption": "swap",
+                "policy": "priority", "enable_prefix_caching": False,
+                "async_scheduling": False}},
+    # a finite pool with the prefix cache unobservable until the first preemption
+    {"scheduler": "vllm", "workload": {"requests": 200, "prompt_mean": 1200},
+     "server": {"slots": 32, "chunk": 64, "kv_tokens": 30_000}},
+    # a short request finishes while a long prompt is chunked: the chunk stops applying (one
+    # request left), and starts again when more arrive
+    {"scheduler": "vllm", "workload": {"items": [{"arrive": 0, "prompt": 100, "out": 3},
+                                                 {"arrive": 0, "prompt": 9000, "out": 50},
+                                                 {"arrive": 30, "prompt": 4000, "out": 5},
+                                                 {"arrive": 31, "prompt": 4000, "out": 5}]},
+     "server": {"chunk": 256, "cost": "unit"}},
+]
+
+
+@pytest.mark.parametrize("case", PREFILL_CASES, ids=range(len(PREFILL_CASES)))
+def test_steady_prefillers_change_no_number(case, monkeypatch):
+    """Long prompts' full chunks kept apart where nothing binds (steady_prefills.py): the whole
+    result equals the one that walks each prefiller at every plan, and prefillers did join."""
+    join, joined = VLLM._sp_join_from, []
+
+    def counting(self, step, candidates):
+        before = len(self.sp)
+        join(self, step, candidates)
+        joined.append(len(self.sp) - before)
+
+    monkeypatch.setattr(VLLM, "_sp_join_from", counting)
+    assert_same_without(case, "steady_prefills", monkeypatch)
+    assert sum(joined) > 0

@@ -31,12 +31,17 @@ def holders(policy):
         held = list(pool.held), list(pool.held.values())
         steady, s = ((list(policy.sd), list(policy.sd.values())), policy.sd_steps) if policy.sd \
             else (None, 0)
+    # ... and the steady prefillers' from sp: a + chunk sp_steps computed tokens
+    prefills = (list(policy.sp), list(policy.sp.values())) if policy.sp else None
+    chunk, sp_steps = policy.chunk, policy.sp_steps
     bs = policy.bs
 
     def rows():
         blocks = dict(zip(*held))
         if steady is not None:      # computed tokens = a + sd_steps
             blocks.update((r, -(-(a + s) // bs)) for r, (a, _, _) in zip(*steady))
+        if prefills is not None:
+            blocks.update((r, -(-(a + chunk * sp_steps) // bs)) for r, (a, _) in zip(*prefills))
         return [(r, slot, blocks.get(r, 0)) for r, slot in zip(*slots)]
     return rows
 

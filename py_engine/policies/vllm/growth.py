@@ -18,10 +18,10 @@ from itertools import accumulate
 class Growth:
     """Growth(bs, [(computed, tokens a step)]) -> a callable: m -> blocks taken in m steps."""
 
-    def __init__(self, bs, rows=(), by_free=None):
+    def __init__(self, bs, rows=(), by_free=None, per_step=0):
         """rows: (computed, tokens a step) each; by_free[u]: further decoders whose last block
-        has u free slots."""
-        self.bs = bs
+        has u free slots; per_step: further blocks every step takes (steady prefillers)."""
+        self.bs, self.per_step = bs, per_step
         hist = list(by_free) if by_free is not None else [0] * bs
         self.others = []
         for c, n in rows:
@@ -38,7 +38,7 @@ class Growth:
             return 0
         bs = self.bs
         q, t = divmod(m, bs)
-        total = self.decoders * q + self.below[t]
+        total = self.decoders * q + self.below[t] + self.per_step * m
         for c, n in self.others:
             total += -(-(c + m * n) // bs) + c // -bs
         return total

@@ -19,16 +19,27 @@ class Outputs:
         if self.sd:
             step.sd = True
             self.sd_steps += 1
+        if self.sp:
+            step.sp = True
+            self.sp_steps += 1
         async_ = self.async_
+        # a full chunk that samples nothing: a steady prefiller from the next step on, maybe
+        chunk = self.chunk if self.sp_on and self.chunking else 0
+        prefills = []
         for r, n in sched.items():
             c = computed[r] + n
             p = placeholders[r]
             samples = c >= num_tokens[r] + p
             computed[r] = c
             inflight[r] += n
-            if samples and async_:
-                placeholders[r] = p + 1
+            if samples:
+                if async_:
+                    placeholders[r] = p + 1
+            elif n == chunk:
+                prefills.append(r)
             step[r] = (n, samples)
+        if prefills:
+            self._sp_join_from(step, prefills)
         if self.lazy and not self.async_:       # sync: steady from this step on
             for r, (n, samples) in list(step.items()):
                 if self._sd_eligible(r, n, samples):
@@ -48,6 +59,8 @@ class Outputs:
         n_cached = pool.n_cached if caching else None
         done = []
         sampled = False
+        if step.sp:                  # the steady prefillers' chunks (they sample nothing)
+            self.sp_updates += 1
         if step.sd:                  # the steady decoders' outputs, at once
             sampled = True
             self.sd_updates += 1

@@ -31,7 +31,7 @@ class Runs:
             extra = g(m)
         else:                   # the steady decoders' Growth is the next _bulk's too (memo)
             bs, computed = self.bs, self.num_computed_tokens
-            extra = self._sd_growth(m)
+            extra = self._sd_growth(m) + self._sp_growth(m)
             for r, (n, _) in self.step.items():
                 c = computed[r]
                 extra += -(-(c + m * n) // bs) + c // -bs
@@ -45,7 +45,7 @@ class Runs:
             computed = self.num_computed_tokens
             g = self.step_growth = Growth(
                 self.bs, [(computed[r], n) for r, (n, _) in self.step.items()],
-                self._sd_by_free())
+                self._sd_by_free(), self._sp_growth(1))
         return g
 
     def _bulk(self, j):
@@ -62,6 +62,8 @@ class Runs:
         sampled = step.sd
         if sampled:
             self._sd_advance(j, j)
+        if step.sp:
+            self._sp_advance(j)
         grows = []                  # in step order, taken at once (pool.grow_many)
         for order, (r, (n, samples)) in enumerate(step.items()):
             c0 = computed[r]
@@ -156,7 +158,7 @@ class Runs:
     def _repeat_horizon(self, sched, tokens):
         """Passes the planned step (`tokens` a step) repeats before its blocks run out, or a
         run's booking would grow too long (None: no such bound)."""
-        if self.pool.total is None or not (sched or self.sd):
+        if self.pool.total is None or not (sched or self.sd or self.sp):
             h = None
         else:
             h = self._until_blocks_run_out(self.sim)
@@ -212,7 +214,7 @@ class Runs:
         # a roomy pool then costs no walk)
         if free >= self.need_total - pool.used():
             return None
-        if self.sd:     # any bound past the run's end is safe: the core ends the run there
+        if self.sd or self.sp:  # any bound past the run's end is safe: the core ends it there
             kmax = UNBOUNDED
         else:           # the first phase end of a scheduled request
             slot_of, phase_end, passes = self.slot_of, sim.phase_end, sim.passes

@@ -25,8 +25,8 @@ Async scheduling, the pool, exactness and our swap extension: the package's docs
 
 Event-driven: a step is planned exactly at every event; between events the same batch repeats and
 the core runs those steps as one run (runs.py); where nothing binds, only the requests whose state
-changes are touched (steady.py; with the prefix cache, under async scheduling: the decoders that
-take a block are touched too). Where every running request is walked (something binds, or sync
+changes are touched (steady.py, and steady_prefills.py for long prompts' full chunks; with the
+prefix cache, under async scheduling: the decoders that take a block are touched too). Where every running request is walked (something binds, or sync
 scheduling with the prefix cache), a walk skips what cannot change: the pool for a step within a
 request's last block, the core for a resident told the same tokens as before (`told`), the
 horizon's search when the free blocks cover every running request's final blocks
@@ -58,13 +58,14 @@ from .outputs import Outputs
 from .runs import Runs
 from .status import PREEMPTED, WAITING
 from .steady import Steady, Step
+from .steady_prefills import SteadyPrefills
 from .waiting import WaitQueue
 
 VLLM_VERSION = "0.33.0"
 
 
 @register("vllm")
-class VLLM(Admission, Apply, Outputs, Steady, Runs, FleetProbe, Policy):
+class VLLM(Admission, Apply, Outputs, Steady, SteadyPrefills, Runs, FleetProbe, Policy):
     label = "vLLM " + VLLM_VERSION
     summary = "its V1 scheduler, exactly: paged KV, token budget, prefix cache, preemption"
     order = 2
@@ -81,6 +82,9 @@ class VLLM(Admission, Apply, Outputs, Steady, Runs, FleetProbe, Policy):
     # fcfs admissions where a lookup cannot hit, in one walk (admission.py); False: vLLM's
     # general loop (the path it is tested against)
     counted_admission = True
+    # long prompts' full chunks in aggregate where nothing binds (steady_prefills.py); False:
+    # each one walked at every plan (the path they are tested against)
+    steady_prefills = True
 
     def __init__(self, sim, scenario, trace=None):
         super().__init__(sim, scenario, trace)
@@ -164,6 +168,7 @@ class VLLM(Admission, Apply, Outputs, Steady, Runs, FleetProbe, Policy):
         # blocks a decoder caches while steady are cached when it leaves: steady.py)
         self._init_steady(isinstance(self.pool, CountingPool)
                           or (self.async_ and self.steady_tables))
+        self._init_steady_prefills()
         if not self.lazy:
             self.special = self.running   # every running request is special: one dict
 
@@ -231,11 +236,13 @@ class VLLM(Admission, Apply, Outputs, Steady, Runs, FleetProbe, Policy):
         self._release(visible if self.async_ else sim.now)
         if self.sd_linger:
             self._sd_lingering()
+        if self.sp_leave:
+            self._sp_leaving()
         preempted = []
         while True:
             sched, victims, admitted, info = self._plan()
             preempted += victims
-            if sched or self.sd or not (self.unprocessed or self.arrived):
+            if sched or self.sd or self.sp or not (self.unprocessed or self.arrived):
                 break
             # nothing to run: no pass; process the outputs now and plan again
             if self.unprocessed:
@@ -251,10 +258,11 @@ class VLLM(Admission, Apply, Outputs, Steady, Runs, FleetProbe, Policy):
         self._apply(sched, preempted, admitted)
         self.plan_passes = sim.passes
         self._set_horizon(sched, preempted, info)
-        if (sched or self.sd) and self.samples.next <= sim.passes + 1:
+        if (sched or self.sd or self.sp) and self.samples.next <= sim.passes + 1:
             self.samples.take(sim.passes + 1, pool, holders(self))
         if self.plan_log is not None:
-            tokens = {**self._sd_tokens(), **sched}      # the steady decoders: one token each
+            # the steady decoders: one token each; the steady prefillers: a chunk each
+            tokens = {**self._sd_tokens(), **self._sp_tokens(), **sched}
             self.plan_log.append({"pass": sim.passes + 1, "tokens": tokens,
                                   "preempted": preempted, "admitted": admitted,
                                   "free": free})
@@ -296,6 +304,8 @@ class VLLM(Admission, Apply, Outputs, Steady, Runs, FleetProbe, Policy):
         computed tokens at admission}, info for the horizon)."""
         self.chunking = len(self.running) + len(self.waitq) > 1
         threshold = self.chunk if self.chunking else 0
+        if self.sp and not self.chunking:   # a steady prefiller takes a chunk no more
+            self._sp_materialize_all()
         if self.lazy:
             planned = self._schedule_running_at_once(threshold)
             if planned is not None:
@@ -304,6 +314,7 @@ class VLLM(Admission, Apply, Outputs, Steady, Runs, FleetProbe, Policy):
                 budget, blocked = self._schedule_waiting(sched, admitted, budget, threshold)
                 return sched, [], admitted, (lingering, blocked, budget)
             self._sd_materialize_all()      # something binds: vLLM's walk, in running order
+            self._sp_materialize_all()
         self.tell = None         # _apply walks every special request
         sched, preempted = {}, []
         running = list(self.running)

@@ -52,15 +52,16 @@ JOIN_MIN = 16
 
 class Step(dict):
     """A planned step: {request: (tokens, samples)} of the special requests, in scheduled order;
-    `sd`: the steady decoders were in it too (one token each, sampled)."""
+    `sd`: the steady decoders were in it too (one token each, sampled); `sp`: the steady
+    prefillers (a chunk each, steady_prefills.py)."""
 
-    __slots__ = ("sd",)
+    __slots__ = ("sd", "sp")
 
     def __init__(self):         # (empty: dict's own __init__ has nothing to do)
-        self.sd = False
+        self.sd = self.sp = False
 
     def __bool__(self):       # something was scheduled in it
-        return self.sd or len(self) > 0
+        return self.sd or self.sp or len(self) > 0
 
 
 class Steady:
@@ -184,7 +185,8 @@ class Steady:
     # ------------------------------------------------------------ a step at once
     def _schedule_running_at_once(self, threshold):
         """The RUNNING loop when nothing binds: every request gets what it lacks (steady decoders
-        one token each, in aggregate; the special ones as vLLM computes it), which needs fewer
+        one token each and steady prefillers a chunk each, in aggregate; the special ones as vLLM
+        computes it), which needs fewer
         tokens than the budget and fewer new blocks than are free; then no order matters. ->
         (scheduled, budget left, lingering, the requests _apply must tell: told other tokens
         than these, or lingering), or None when something binds."""
@@ -201,9 +203,13 @@ class Steady:
                 self.special_in_order = True
         else:
             held = pool.held
-        # the steady decoders' new blocks this step: those whose last block is full
+        # the steady decoders' new blocks this step: those whose last block is full; the steady
+        # prefillers' (steady_prefills.py): a chunk each, of whole blocks
         grow_sd = self.sd_hist[-self.sd_steps % bs] if self.sd else 0
         tokens, blocks = len(self.sd), grow_sd
+        if self.sp:
+            tokens += len(self.sp) * self.chunk
+            blocks += self._sp_growth(1)
         budget, told = self.budget, self.told
         lingering, sched, grown, tell = 0, {}, [], []
         for r in self.special:
