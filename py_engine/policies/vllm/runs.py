@@ -230,7 +230,11 @@ class Runs:
         demand = self._step_growth()        # blocks the next m steps allocate
         if kmax <= 1 or demand(kmax - 1) <= free:
             return None
-        lo, hi = 0, kmax - 1     # demand(lo) <= free < demand(hi)
+        # demand(lo) <= free < demand(hi): from below by doubling, then halving (the bound is
+        # often UNBOUNDED, the answer a few passes: ~2 log2(answer) calls, not 40)
+        lo, hi = 0, 1
+        while hi < kmax - 1 and demand(hi) <= free:
+            lo, hi = hi, min(2 * hi, kmax - 1)
         while hi - lo > 1:
             mid = (lo + hi) // 2
             if demand(mid) <= free:
