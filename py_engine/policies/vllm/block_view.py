@@ -27,8 +27,11 @@ def holders(policy):
         table = pool.table
         held = list(table), list(map(len, table.values()))
         steady, s = None, 0
-    else:   # the steady decoders' blocks follow from sd (pool.held is stale for them)
-        held = list(pool.held), list(pool.held.values())
+    else:   # the steady ones' blocks follow from sd and sp (pool.held is stale for them):
+        # pool.held is read for the special ones alone (the others' part of it would be
+        # overwritten; where most are steady, copying it all cost more than this walk)
+        special, blocks_held = list(policy.special), pool.held
+        held = special, [blocks_held[r] for r in special]
         steady, s = ((list(policy.sd), list(policy.sd.values())), policy.sd_steps) if policy.sd \
             else (None, 0)
     # ... and the steady prefillers' from sp: a + chunk sp_steps computed tokens
