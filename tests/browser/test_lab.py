@@ -102,6 +102,30 @@ def test_typing_the_sjf_example_runs_it_with_the_native_numbers(strict_page, sit
     assert read_metrics(page)["custom.ttft.p95"] == want["custom.ttft.p95"]
 
 
+def test_keys_typed_in_the_editor_are_code_not_shortcuts(strict_page, site_url):
+    """The editor sits in a shadow root: a key typed there reaches the page's shortcut handler
+    with the editor's host as its target. Typed key by key, "d", "l", "v", "s", Space and a digit
+    are the code's, not the theme, Lecture, the vLLM lane, Story, play or a preset."""
+    page = strict_page
+    page.goto(lab_url(site_url, FCFS))
+    settle(page)
+    page.wait_for_selector(f"{EDITOR}[data-ready] .cm-content")
+    before = page.evaluate("() => ({theme: document.documentElement.dataset.theme ?? null, "
+                           "cls: document.documentElement.className, url: location.search})")
+    page.click(f"{EDITOR} .cm-line >> nth=-1")
+    page.keyboard.press("End")
+    typed = "  # old lvs 2 d"
+    page.keyboard.type(typed)
+    assert typed in editor_text(page)
+    after = page.evaluate("() => ({theme: document.documentElement.dataset.theme ?? null, "
+                          "cls: document.documentElement.className, url: location.search})")
+    assert after["theme"] == before["theme"]
+    assert after["cls"] == before["cls"]           # no Lecture, no Story
+    q = parse_qs(urlsplit(after["url"]).query)
+    assert "preset" not in q and q["scheduler"] == ["custom"]   # the lab is still open
+    assert page.is_visible(EDITOR)
+
+
 def test_an_exception_is_marked_at_its_line(strict_page, site_url, native):
     page = strict_page
     page.goto(lab_url(site_url, RAISES))

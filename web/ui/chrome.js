@@ -167,7 +167,8 @@ export function wireKeys(keys, passMax) {
     if (e.target === pointed) { e.target.blur(); pointed = null; }
   });
   document.addEventListener('keydown', (e) => {
-    const t = e.target;
+    // the element typed in: inside a shadow root (the lab's editor) e.target is only its host
+    const t = e.composedPath?.()[0] ?? e.target;
     // Escape types nothing: it stops a long run even from the field that started it
     if (e.key === 'Escape' && keys.cancel()) { e.preventDefault(); return; }
     if (typing(t, e.key) || e.ctrlKey || e.metaKey || e.altKey) return;
