@@ -234,6 +234,27 @@ def test_embeds_render_at_their_snippet_height_in_every_state(strict_page, site_
     assert not loose, f"reserved (px) vs the tallest state seen: {loose}"
 
 
+def test_no_embed_scrolls_sideways_on_a_phone(strict_page, site_url, native):
+    """A blog read on a phone narrows each iframe to the column: at 390 px the papers' five tile
+    columns, the lab's editor beside its scores and the planner's table (its width set the whole
+    figure's: the layout's auto margins) ran 23-90 px past the right edge."""
+    page = strict_page
+    figures = native("schema", {})["figures"]
+    page.set_viewport_size({"width": 390, "height": 844})
+    cases = [f"embed={name}" for name in figures] + [f"embed=plan&{PLAN}", "embed=lab&scheduler=custom"]
+    wide = {}
+    for q in cases:
+        page.goto(f"{site_url}?{q}")
+        settle(page)
+        if q in DONE:
+            page.wait_for_selector(DONE[q], state="attached", timeout=240_000)
+            settle(page)
+        doc, view = page.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        if doc > view:
+            wide[q] = doc
+    assert not wide, f"wider than the 390 px screen: {wide}"
+
+
 def _blog_post(page, site_url, native, tmp_path, page_origins):
     """A blog post pasting the copied story and skew snippets, the skew one 3,000 px down (off
     screen); returns (figures, story frame, skew frame), both settled."""
