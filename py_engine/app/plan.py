@@ -304,9 +304,10 @@ def verdict(rows, search=False):
         other["goodput_per_gpu"], _why_not(other, best), tail)
 
 
-def setup(scenario, gpus):
+def setup(scenario, gpus, search=False):
     """The plan's checks -> (base scenario: the cluster's router, staleness and link only,
-    candidates)."""
+    candidates). search: ranked at capacity, which needs a load to search (before any candidate
+    runs: the first one's refusal named a candidate for what is the workload's)."""
     if type(gpus) is not int or not 1 <= gpus <= MAX_GPUS:
         raise ScenarioError("gpus", gpus, "an integer from 1 to %d" % MAX_GPUS)
     base = prepare(scenario).doc
@@ -317,6 +318,8 @@ def setup(scenario, gpus):
                             "and --gpu)")
     cl = base["cluster"]      # the router, its staleness and the link apply to every candidate
     base = dict(base, cluster={k: cl[k] for k in ("router", "transfer", "staleness_ms")})
+    if search:
+        _rate_field(base)
     return base, candidates(base, gpus)
 
 
@@ -336,6 +339,6 @@ def plan(scenario, gpus, work_cap=None, executor=None, search=False):
     """-> {"gpus", "candidates": [rows, best first], "recommended": row, "reason": words}.
     search: rank at each candidate's capacity (the highest load meeting the SLO) instead of at
     the scenario's load."""
-    base, cands = setup(scenario, gpus)
+    base, cands = setup(scenario, gpus, search)
     rows = (executor or serial)(plan_point, (base, work_cap, search), cands)
     return document(gpus, rows, search)

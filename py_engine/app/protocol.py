@@ -18,7 +18,8 @@ parse_trace {"name", "text", "max_items"?} (scenario/tracefile.py: a trace file'
 examples {} (policies/examples: the reference policies' sources, for the policy lab), papers
 {"ids"?: [check id, ...]} (app/papers/: published numbers recomputed, one check a slice).
 The planner (app/plan.py) in three steps, so the page runs its candidates one at a time (progress,
-cancel): plan_candidates {"scenario", "gpus"} -> {"gpus", "candidates"}; plan_point {"scenario",
+cancel): plan_candidates {"scenario", "gpus", "capacity"?} -> {"gpus", "candidates"} (with
+capacity, refused at once where there is no load to search); plan_point {"scenario",
 "gpus", "candidate", "capacity"?} (one of those) -> its row; plan_verdict {"scenario", "gpus", "rows",
 "capacity"?} (every candidate's row, in candidate order) -> what `python -m py_engine plan --json`
 prints (with capacity: true, `plan --capacity --json`: each candidate at its highest load meeting
@@ -97,7 +98,8 @@ def _kv(params):
 
 def _plan_candidates(params):
     gpus = params.get("gpus")
-    return {"gpus": gpus, "candidates": plan.setup(params.get("scenario"), gpus)[1]}
+    return {"gpus": gpus, "candidates": plan.setup(params.get("scenario"), gpus,
+                                                   _capacity(params))[1]}
 
 
 def _plan_point(params, slice_s, fmt):
@@ -173,7 +175,7 @@ PARAMS = {"simulate": {"scenario"}, "compare": {"scenario", "schedulers"},
           "stall": {"scenario"}, "serve_flags": {"scenario"}, "sizing": {"scenario", "param", "points", "schedulers"}, "schema": set(), "presets": set(), "story": set(), "calibrate": {"csv"},
           "parse_trace": {"name", "text", "max_items"}, "examples": set(),
           "papers": {"ids"},
-          "plan_candidates": {"scenario", "gpus"}, "plan_point": {"scenario", "gpus", "candidate", "capacity"},
+          "plan_candidates": {"scenario", "gpus", "capacity"}, "plan_point": {"scenario", "gpus", "candidate", "capacity"},
           "plan_verdict": {"scenario", "gpus", "rows", "capacity"}}
 
 

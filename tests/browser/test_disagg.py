@@ -248,6 +248,17 @@ def test_the_planner_needs_a_deployment_and_is_cancelled(strict_page, site_url):
     assert status.startswith("Cost model is article:") and "--" not in status, status
     assert "Set Cost model to roofline and choose its Model and GPU" in status, status
     assert page.is_hidden("#plan-bar")
+    # the title claims no deployment (the roofline's model and GPU fields have values, unused)
+    assert page.text_content("#plan-what") == "a GPU budget"
+    # at capacity on burst arrivals: no load to search, said of the workload before any candidate
+    page.click("#plan-roofline")
+    settle(page)
+    page.wait_for_selector("#plan-reason-text", state="attached", timeout=240_000)
+    page.check("#plan-capacity")
+    page.wait_for_function("() => /^At capacity: workload.arrival.kind = 'burst'/.test(document.getElementById('plan-status').textContent)",
+                           timeout=240_000)
+    assert "clear \"at capacity\"" in page.text_content("#plan-status")
+    assert page.locator("#plan-table tr").count() == 0 and page.text_content("#plan-what") == "a GPU budget"
     page.fill("#plan-gpus", "99")
     page.click("#plan-run")
     assert "must be an integer from 1 to 64" in page.text_content("#plan-gpus-err")

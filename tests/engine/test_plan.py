@@ -172,6 +172,16 @@ def test_the_protocol_plans_at_capacity_as_plan_capacity_does():
     bad = handle({"method": "plan_point", "params": {"scenario": sc, "gpus": 2, "candidate": c,
                                                      "capacity": "yes"}})
     assert not bad["ok"] and bad["error"]["field"] == "params.capacity"
+    # a workload with no load to search (burst arrivals) is refused before any candidate runs,
+    # naming the workload (the first candidate's point used to be refused, named as its own)
+    burst = dict(sc, workload=dict(sc["workload"], arrival={"kind": "burst"}))
+    bad = handle({"method": "plan_candidates", "params": {"scenario": burst, "gpus": 2,
+                                                          "capacity": True}})
+    assert not bad["ok"] and bad["error"]["field"] == "workload.arrival.kind"
+    assert handle({"method": "plan_candidates", "params": {"scenario": burst, "gpus": 2}})["ok"]
+    with pytest.raises(py_engine.ScenarioError) as e:
+        plan(burst, 2, search=True, executor=lambda *a: pytest.fail("a candidate ran"))
+    assert e.value.field == "workload.arrival.kind"
 
 
 def test_the_reason_names_candidates_as_the_pages_table_does():

@@ -69,6 +69,9 @@ test('the planner asks for the scenario without the cluster shape each candidate
   assert.deepEqual(sc.cluster, { router: { kind: 'least_outstanding' }, transfer: { gb_s: 10 } });
   assert.deepEqual(r.point({ kind: 'colocated', replicas: 8, tp: 1 }).params.candidate, { kind: 'colocated', replicas: 8, tp: 1 });
   assert.deepEqual(r.verdict([1]).params.rows, [1]);
+  assert.equal('capacity' in r.candidates.params, false);   // the build-time key stays as it was
+  const atCapacity = planRequests(ctx, values, ['static', 'continuous', 'vllm'], null, 8, true);
+  assert.equal(atCapacity.candidates.params.capacity, true);  // refused at once without a load to search
 });
 
 test('an embedded P/D fleet runs no router comparison; the page does', () => {

@@ -99,7 +99,8 @@ export function planRequests(ctx, values, lanes, items, gpus, capacity = false) 
     }
   }
   return {
-    candidates: { method: 'plan_candidates', params: { scenario, gpus } },
+    // capacity: refused at once where the workload has no load to search (not at its first point)
+    candidates: { method: 'plan_candidates', params: { scenario, gpus, ...(capacity ? { capacity } : {}) } },
     // capacity: each candidate at its highest load meeting the SLO (plan --capacity)
     point: (candidate) => ({ method: 'plan_point', params: { scenario, gpus, candidate, ...(capacity ? { capacity } : {}) } }),
     verdict: (rows) => ({ method: 'plan_verdict', params: { scenario, gpus, rows, ...(capacity ? { capacity } : {}) } }),

@@ -143,8 +143,12 @@ export function createPlanner(ctx) {
     progress(0, 0);
     $('plan-table').replaceChildren();
     $('plan-reason').replaceChildren();
+    $('plan-what').textContent = 'a GPU budget';   // nothing planned: no deployment claimed
     if (d.field === 'gpus') { $('plan-gpus-err').textContent = d.message; status(''); return; }
-    if (d.field !== fig.cost) { status(d.message, true); return; }
+    if (d.field !== fig.cost) {
+      status(atCapacity ? `At capacity: ${d.message} (or rank at the scenario's load: clear "at capacity")` : d.message, true);
+      return;
+    }
     const label = (path) => schema.fields.find((f) => f.path === path)?.label || path;
     const cost = label(fig.cost);
     const how = `set ${cost} to ${fig.open_cost} and choose its ${label(`${fig.cost}.model`)} and ${label(`${fig.cost}.gpu`)}`;
