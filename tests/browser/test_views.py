@@ -234,6 +234,27 @@ def test_embeds_render_at_their_snippet_height_in_every_state(strict_page, site_
     assert not loose, f"reserved (px) vs the tallest state seen: {loose}"
 
 
+@pytest.mark.parametrize("size", [(1366, 768), (390, 844)])
+def test_vllm_flag_names_in_the_controls_break_between_words_only(strict_page, site_url, size):
+    """A serving engineer copies the flag names: "(gpu_memory_utilizat|ion)" broke mid-word in the
+    narrow controls column. Each part between underscores now stays on one line."""
+    page = strict_page
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    page.goto(f"{site_url}?cost=roofline&vllm=1")
+    settle(page, sweeps=False)
+    if size[0] < 500:
+        page.click("#btn-controls")
+        page.wait_for_selector("html[data-drawer=open]", state="attached")
+    split = page.eval_on_selector_all(".field label .flag-name", """ns => ns.filter(n => n.offsetParent)
+        .flatMap(n => [...n.childNodes].filter(t => t.nodeType === 3).map(t => {
+          const r = document.createRange(); r.selectNodeContents(t);
+          return [n.textContent, t.textContent, new Set([...r.getClientRects()].map(b => Math.round(b.top))).size]; }))""")
+    names = {name for name, _, _ in split}
+    assert {"(gpu_memory_utilization)", "(long_prefill_token_threshold)", "(max_num_seqs)"} <= names, names
+    broken = [(name, part) for name, part, lines in split if lines != 1]
+    assert not broken, broken
+
+
 def test_no_embed_scrolls_sideways_on_a_phone(strict_page, site_url, native):
     """A blog read on a phone narrows each iframe to the column: at 390 px the papers' five tile
     columns, the lab's editor beside its scores and the planner's table (its width set the whole

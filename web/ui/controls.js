@@ -17,6 +17,15 @@ function setSlider(slider, scale, value) {
   if (scale.log) slider.setAttribute('aria-valuetext', String(value));
 }
 
+/** A label's text with its vLLM flag name, "(gpu_memory_utilization)", kept whole on a line of its
+ *  own where it fits (an inline block), else broken after its underscores: not mid-word. */
+function labelNodes(text) {
+  const m = /^(.*?)(\([a-z0-9]+(?:_[a-z0-9]+)+\))(.*)$/.exec(text);
+  if (!m) return [document.createTextNode(text)];
+  const parts = m[2].split(/(?<=_)/).flatMap((part, i) => (i ? [el('wbr'), document.createTextNode(part)] : [document.createTextNode(part)]));
+  return [document.createTextNode(m[1]), el('span', { class: 'flag-name' }, ...parts), document.createTextNode(m[3])];
+}
+
 export function buildControls(container, schedList, laneBox, schema, fields, { onValue, onLane }) {
   container.replaceChildren();
   // path -> {f, row, input, slider, err, source, refused}; refused: {message, source} the engine
@@ -35,7 +44,7 @@ export function buildControls(container, schedList, laneBox, schema, fields, { o
     const id = `ctl-${f.url}`;
     const row = el('div', { class: 'field', 'data-field': f.url });
     const showUnit = f.unit && !['choice', 'cost', 'bool'].includes(f.type) && !['requests', 'sequences', 'replicas'].includes(f.unit);
-    row.append(el('label', { for: id, title: f.description }, document.createTextNode(f.label),
+    row.append(el('label', { for: id, title: f.description }, ...labelNodes(f.label),
       showUnit ? el('span', { class: 'unit', text: ` ${f.unit}` }) : null));
     let input;
     if (f.type === 'choice' || f.type === 'cost') {
