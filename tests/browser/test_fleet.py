@@ -159,6 +159,25 @@ def test_cache_aware_hover_does_not_crown_a_load_that_did_not_decide(strict_page
     assert page.locator("#fleet-tip .tip-best").count() == 0
 
 
+def test_the_prefix_tokens_held_at_routing_say_when_they_were_counted(strict_page, site_url, native):
+    """Requests all routed at t = 0 find nothing cached anywhere: the count was "Prefix tokens
+    cached where sent: 0" beside an 85% prefix hit rate. It says now that it is counted at routing,
+    and why it is 0 there; where requests arrive over time it counts what was cached."""
+    page = strict_page
+    for query, zero in ((FLEET.replace("arrival=poisson&rate=10", "arrival=burst")
+                         .replace("router=llm_d&w_kv=0.5", "router=cache_aware"), True),
+                        (FLEET.replace("router=llm_d&w_kv=0.5", "router=cache_aware"), False)):
+        page.goto(f"{site_url}?{query}")
+        settle(page)
+        fleet = native("simulate", {"scenario": {**scenario_from_query(query), "scheduler": "vllm"}})
+        held = fleet["router"]["prefix_tokens_held"]
+        assert (held == 0) == zero and fleet["metrics"]["prefix_hit_rate"] > 0.5
+        text = page.text_content("#fleet-decisions")
+        assert "At routing, prompt tokens the chosen replica already had cached: " in text, text
+        assert float(page.get_attribute('[data-metric="router.prefix_tokens_held"]', "data-value")) == held
+        assert ("nothing of their prompts was cached yet when they were routed" in text) == zero, text
+
+
 def test_a_fleet_page_links_its_top_to_the_fleet_figure(strict_page, site_url):
     """The fleet figure sits screens below the one-server timelines: at the top, a link says
     which fleet and what the timelines are, and takes the reader there; one server: no link."""

@@ -267,11 +267,13 @@ export function createFleet(ctx) {
     const words = el('p', { class: 'fleet-decisions' }, document.createTextNode('Decisions: '));
     why.forEach((w, i) => { if (i) words.append(document.createTextNode(' · ')); words.append(w); });
     if (res.router.prefix_tokens_held != null) {
-      words.append(document.createTextNode('. Prefix tokens cached where sent: '),
+      // counted as each request is routed: the prefix hits above come later, once it is computed
+      words.append(document.createTextNode('. At routing, prompt tokens the chosen replica already had cached: '),
         metric('b', 'router.prefix_tokens_held', res.router.prefix_tokens_held, fmt(res.router.prefix_tokens_held)),
-        document.createTextNode('; forgone (another replica held more): '),
+        document.createTextNode('; forgone (another replica had more): '),
         metric('b', 'router.prefix_tokens_forgone', res.router.prefix_tokens_forgone, fmt(res.router.prefix_tokens_forgone)),
-        document.createTextNode('.'));
+        document.createTextNode(res.router.prefix_tokens_held === 0 && res.router.prefix_tokens_forgone === 0
+          ? ' (nothing of their prompts was cached yet when they were routed)' : '.'));
     }
     $('fleet-decisions').replaceChildren(words);
     renderLanes(v, res);
