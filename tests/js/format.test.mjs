@@ -1,6 +1,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { fmt, fmtPct, fmtTime, fmtTimeColumn } from '../../web/draw/format.js';
+import { fmt, fmtPct, fmtPctColumn, fmtTime, fmtTimeColumn } from '../../web/draw/format.js';
 
 test('numbers for people', () => {
   assert.equal(fmt(3597), '3,597');
@@ -50,4 +50,12 @@ test('a column whose small values would read as 0.0xxx s stays in ms', () => {
 test('a column of equal seconds stays in seconds', () => {
   const tie = fmtTimeColumn([2346.2, 2381.4, 2346.2]);   // every router of a P/D fleet about alike
   assert.deepEqual([2346.2, 2381.4].map(tie), ['2.35 s', '2.38 s']);
+});
+
+test('a column of shares has one number of decimals, the most any of them needs', () => {
+  const within = fmtPctColumn([1, 0.98, 0.5678, null]);
+  assert.deepEqual([1, 0.98, 0.5678, null].map(within), ['100.0%', '98.0%', '56.8%', '–']);
+  const plain = fmtPctColumn([0.98, 0.5678]);
+  assert.deepEqual([0.98, 0.5678].map(plain), ['98%', '57%']);
+  assert.equal(fmtPctColumn([0.004, 0.5])(0.5), '50.0%');    // a small share needs its decimal
 });

@@ -28,7 +28,16 @@ export function fmt(n, digits = 3) {
   return String(Number(n.toPrecision(digits)));   // 0.05 (a link's latency as set), not 0.0500
 }
 
-export function fmtPct(x) { return x == null ? '–' : `${(100 * x).toFixed(x >= 0.995 || x < 0.1 ? 1 : 0)}%`; }
+export function fmtPct(x) { return x == null ? '–' : `${(100 * x).toFixed(pctDigits(x))}%`; }
+/** A share's decimals: one near 100% and below 10% (99.6% is not all, 2.4% not 2%), else none. */
+const pctDigits = (x) => (x >= 0.995 || x < 0.1 ? 1 : 0);
+
+/** A column of shares with one number of decimals, the most any of them needs: "100.0%" stood
+ *  over "98%". Returns the column's formatter. */
+export function fmtPctColumn(values) {
+  const digits = values.some((x) => x != null && !Number.isNaN(x) && pctDigits(x)) ? 1 : 0;
+  return (x) => (x == null ? '–' : `${(100 * x).toFixed(digits)}%`);
+}
 
 /** Time in the cost unit: ms (or passes under the unit cost model). */
 export function fmtTime(ms, unit = 'ms') {

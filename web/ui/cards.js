@@ -2,7 +2,7 @@
 // data-metric="<scheduler>.<path>" and data-value=String(exact number).
 
 import { el } from './dom.js';
-import { fmt, fmtPct, fmtTime } from '../draw/format.js';
+import { fmt, fmtPct, fmtPctColumn, fmtTime } from '../draw/format.js';
 import { getPath } from '../state/schema.js';
 import { schedulerLabel } from '../state/context.js';
 
@@ -22,8 +22,10 @@ function schedCell(s) {
  *  time table's unit). */
 function table(cmp, scheds, cols, format, corner = '') {
   const head = el('tr', {}, el('th', { class: 'unit', text: corner }), ...cols.map((c) => el('th', { text: c.label })));
+  // a column of shares (pct) with one number of decimals
+  const formats = cols.map((c) => (c.pct ? fmtPctColumn(scheds.map((s) => getPath(cmp[s].metrics, c.path))) : c.format || format));
   const rows = scheds.map((s) => el('tr', {}, schedCell(s),
-    ...cols.map((c) => { const v = getPath(cmp[s].metrics, c.path); return metricCell(s, c.path, v, (c.format || format)(v), c.cls); })));
+    ...cols.map((c, i) => { const v = getPath(cmp[s].metrics, c.path); return metricCell(s, c.path, v, formats[i](v), c.cls); })));
   return el('table', {}, el('thead', {}, head), el('tbody', {}, ...rows));
 }
 
@@ -88,9 +90,11 @@ export function renderCards(container, cmp, scheds, sloFields) {
     share.append(el('table', {}, el('tbody', {},
       el('tr', {}, schedCell(s), metricCell(s, 'utilization', m.utilization, fmtPct(m.utilization), 'big')))), bar);
   }
-  const shareTable = el('table', {}, el('thead', {}, el('tr', {}, el('th', {}), ...['useful', 'prefill', 'padding', 'idle'].map((k) => el('th', { text: k })))),
+  const shareKinds = ['useful', 'prefill', 'padding', 'idle'];
+  const shareShow = Object.fromEntries(shareKinds.map((k) => [k, fmtPctColumn(scheds.map((s) => cmp[s].metrics.shares[k]))]));
+  const shareTable = el('table', {}, el('thead', {}, el('tr', {}, el('th', {}), ...shareKinds.map((k) => el('th', { text: k })))),
     el('tbody', {}, ...scheds.map((s) => el('tr', {}, schedCell(s),
-      ...['useful', 'prefill', 'padding', 'idle'].map((k) => metricCell(s, `shares.${k}`, cmp[s].metrics.shares[k], fmtPct(cmp[s].metrics.shares[k])))))));
+      ...shareKinds.map((k) => metricCell(s, `shares.${k}`, cmp[s].metrics.shares[k], shareShow[k](cmp[s].metrics.shares[k])))))));
   const util = card('Utilization', 'Share of slot-steps (one slot during one pass) that emit a token. The rest is prefill, padding (slot held, no token) or idle (slot empty).',
     el('div', { class: 'util-grid' }, share, shareTable));
   util.classList.add('wide');
@@ -110,7 +114,7 @@ export function renderCards(container, cmp, scheds, sloFields) {
   cards.push(card('Inter-token latency (ITL)', 'Every gap between two tokens of a request, pooled: the stutters a reader sees.', timeTable(cmp, scheds, pct('itl'), unit)));
   cards.push(card('End-to-end latency', 'Arrival to last token, per request.', timeTable(cmp, scheds, pct('e2e'), unit)));
   const good = card('Goodput and the SLO', `A request is within the SLO when it meets every limit (${limits.join(', ') || 'none set'}); the setting meets the SLO when at least ${fmtPct(target)} of requests are.`,
-    table(cmp, scheds, [{ label: 'req/s', path: 'goodput_rps', cls: 'big' }, { label: 'within SLO', path: 'slo_attainment', format: fmtPct }], fmt));
+    table(cmp, scheds, [{ label: 'req/s', path: 'goodput_rps', cls: 'big' }, { label: 'within SLO', path: 'slo_attainment', pct: true }], fmt));
   for (const s of scheds) {
     const m = cmp[s].metrics;
     good.append(el('p', { class: `verdict ${m.meets_slo ? 'good' : 'bad'}` }, document.createTextNode(`${s}: `),
@@ -118,7 +122,7 @@ export function renderCards(container, cmp, scheds, sloFields) {
   }
   cards.push(good);
   const kvCols = [{ label: 'KV peak (tokens)', path: 'kv_peak_tokens' }, { label: 'preemptions', path: 'preemptions' }];
-  if (scheds.some((s) => cmp[s].metrics.prefix_hit_rate != null)) kvCols.push({ label: 'prefix hits', path: 'prefix_hit_rate', format: (v) => (v == null ? '–' : fmtPct(v)) });
+  if (scheds.some((s) => cmp[s].metrics.prefix_hit_rate != null)) kvCols.push({ label: 'prefix hits', path: 'prefix_hit_rate', pct: true });
   const kvCard = card('KV cache', 'Most KV in use at once (vllm: tokens in allocated blocks), requests preempted because the pool ran out, and (vllm) the share of prompt tokens the prefix cache served.',
     table(cmp, scheds, kvCols, fmt));
   for (const s of scheds) {     // a policy's own counters (vllm: recompute and swap)

@@ -8,7 +8,7 @@
 // reason), and the router comparison ("routers.<kind>.<metric>").
 
 import { el, $ } from './dom.js';
-import { fmt, fmtPct, fmtTime, fmtTimeColumn, maxOf } from '../draw/format.js';
+import { fmt, fmtPct, fmtPctColumn, fmtTime, fmtTimeColumn, maxOf } from '../draw/format.js';
 import { drawLane, drawTimeAxis, timeAxis } from '../draw/fleet.js';
 import { fleetView, nearestRequest, slotsOf, routingHint, routerKnobs, routerWords, bestRows } from '../state/fleet.js';
 import { requestTip, stateTip } from './fleettips.js';
@@ -94,7 +94,9 @@ export function createFleet(ctx) {
   const show = (v, kind) => (v == null ? '–' : kind === 'pct' ? fmtPct(v) : kind === 'time' ? fmtTime(v, unit())
     : kind === 'ratio' ? `×${v.toFixed(2)}` : fmt(v));
   // a table's column of values xs: times in one unit (from its largest), so they compare at a glance
-  const columnShow = (kind, xs) => (kind === 'time' ? fmtTimeColumn(xs, unit()) : (v) => show(v, kind));
+  // (shares with one number of decimals)
+  const columnShow = (kind, xs) => (kind === 'time' ? fmtTimeColumn(xs, unit()) : kind === 'pct' ? fmtPctColumn(xs)
+    : (v) => show(v, kind));
 
   $('fleet-open').textContent = `Run ${fig.open_replicas} replicas behind a router`;
   $('fleet-open').addEventListener('click', () => ctx.onApply(fig.replicas, fig.open_replicas));

@@ -9,7 +9,7 @@
 // the engine's reason in #plan-reason-text; each row's data-candidate is the candidate as JSON.
 
 import { el, $ } from './dom.js';
-import { fmt, fmtPct, fmtTimeColumn, maxOf } from '../draw/format.js';
+import { fmt, fmtPctColumn, fmtTimeColumn, maxOf } from '../draw/format.js';
 import { canonical } from '../engine/requests.js';
 
 const WAITING = 'computing… (the engine answers as soon as it has loaded)';
@@ -166,6 +166,7 @@ export function createPlanner(ctx) {
     const best = ranked ? canonical(candidateOf(doc.recommended)) : null;
     const searched = rows.some((r) => 'capacity_rps' in r);    // at capacity: the load found, in req/s
     const ttft = fmtTimeColumn(rows.map((r) => r.ttft_p95)), tpot = fmtTimeColumn(rows.map((r) => r.tpot_p95));   // a unit a column
+    const within = fmtPctColumn(rows.map((r) => r.slo_attainment));    // and its decimals
     const head = el('tr', {}, ...['#', 'candidate', 'GPUs', 'goodput / GPU', searched ? 'at req/s' : null, 'within SLO', 'meets', 'TTFT p95', 'TPOT p95', '']
       .filter((t) => t !== null).map((t, i, all) => el('th', { class: i >= all.length - 3 && i < all.length - 1 ? 'opt' : null, text: t })));
     const body = rows.map((r, i) => {
@@ -181,7 +182,7 @@ export function createPlanner(ctx) {
       return el('tr', { 'data-candidate': key, class: [key === best ? 'recommended' : '', r.meets_slo ? 'meets' : 'fails'].join(' ').trim() },
         el('td', { text: rank || '…' }), el('th', { text: `${r.kind === 'colocated' ? 'colocated' : 'P/D'} ${candidateWords(r)}` }),
         el('td', { text: fmt(r.gpus) }), gp, searched ? hook('capacity_rps', r.capacity_rps, fmt(r.capacity_rps)) : null,
-        hook('slo_attainment', r.slo_attainment, fmtPct(r.slo_attainment)),
+        hook('slo_attainment', r.slo_attainment, within(r.slo_attainment)),
         hook('meets_slo', r.meets_slo, r.meets_slo ? '✓' : '✗', r.meets_slo ? 'good' : 'bad'),
         hook('ttft_p95', r.ttft_p95, ttft(r.ttft_p95), 'opt'), hook('tpot_p95', r.tpot_p95, tpot(r.tpot_p95), 'opt'), el('td', {}, apply));
     });
