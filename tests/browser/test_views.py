@@ -562,6 +562,40 @@ def test_the_sizing_chart_says_within_the_slo_once(strict_page, site_url):
     assert "% of requests" in texts, texts
 
 
+_CHART_BOXES = """
+window.__cbxChartBoxes = {};
+const clearB = CanvasRenderingContext2D.prototype.clearRect;
+CanvasRenderingContext2D.prototype.clearRect = function (x, y, ...rest) {
+  if (this.canvas?.id && x === 0 && y === 0) window.__cbxChartBoxes[this.canvas.id] = [];
+  return clearB.call(this, x, y, ...rest);
+};
+const textB = CanvasRenderingContext2D.prototype.fillText;
+CanvasRenderingContext2D.prototype.fillText = function (text, x, y, ...rest) {
+  if (this.canvas?.id) {
+    const w = this.measureText(text).width, a = this.textAlign;
+    const left = a === 'center' ? x - w / 2 : a === 'right' || a === 'end' ? x - w : x;
+    (window.__cbxChartBoxes[this.canvas.id] ||= []).push([String(text), left, left + w]);
+  }
+  return textB.call(this, text, x, y, ...rest);
+};
+"""
+
+
+def test_the_skew_charts_value_at_skew_0_stays_off_the_axis_labels(strict_page, site_url):
+    """Story step 3 (skew 0) labels the point at the chart's left end "×1.00": centred above it,
+    its left half ran over the y axis's tick labels. It keeps inside the plot now."""
+    page = strict_page
+    page.add_init_script(_CHART_BOXES)
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.goto(f"{site_url}?story=3")
+    settle(page)
+    boxes = page.evaluate("() => window.__cbxChartBoxes['chart-skew']")
+    ticks = [right for text, _, right in boxes if re.fullmatch(r"×\d+\.\d", text)]
+    value = [left for text, left, _ in boxes if text == "×1.00"]
+    assert ticks and value, boxes
+    assert value[0] > max(ticks), (value, max(ticks))
+
+
 def test_reduced_motion_plays_in_tenths_and_nothing_moves_by_itself(strict_page, site_url):
     """prefers-reduced-motion: the playhead jumps a tenth of the run at a time (player.js), no
     CSS transition or animation runs; held to it here (it was untested)."""

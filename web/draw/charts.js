@@ -177,7 +177,9 @@ export function lineChart(canvas, spec) {
     for (const [x, y, label] of pts) {
       if (!label) continue;
       ctx.font = font(10.5, 600); ctx.textAlign = 'center'; ctx.textBaseline = 'bottom';
-      ctx.fillText(label, X(x), Yc(y) - 7);
+      // centred above its point, but inside the plot (at an end it ran into the axis's labels)
+      const half = ctx.measureText(label).width / 2;
+      ctx.fillText(label, Math.min(Math.max(X(x), m.l + half + 2), m.l + pw - half - 2), Yc(y) - 7);
     }
   }
 

@@ -26,12 +26,12 @@ Async scheduling, the pool, exactness and our swap extension: the package's docs
 Event-driven: a step is planned exactly at every event; between events the same batch repeats and
 the core runs those steps as one run (runs.py); where nothing binds, only the requests whose state
 changes are touched (steady.py, and steady_prefills.py for long prompts' full chunks; with the
-prefix cache, under async scheduling: the decoders that take a block are touched too). Where every running request is walked (something binds, or sync
-scheduling with the prefix cache), a walk skips what cannot change: the pool for a step within a
-request's last block, the core for a resident told the same tokens as before (`told`), the
-horizon's search when the free blocks cover every running request's final blocks
-(`need_total`). An event where the plan would repeat the planned step does not plan (runs.py
-`_repeats`). Names follow vLLM's: num_computed_tokens,
+prefix cache, under async scheduling: the decoders that take a block are touched too). Where
+every running request is walked (something binds, or sync scheduling with the prefix cache), a
+walk skips what cannot change: the pool for a step within a request's last block, the core for a
+resident told the same tokens as before (`told`), the horizon's search when the free blocks cover
+every running request's final blocks (`need_total`). An event where the plan would repeat the
+planned step does not plan (runs.py `_repeats`). Names follow vLLM's: num_computed_tokens,
 num_tokens (prompt + outputs delivered), num_output_placeholders (async), max_tokens.
 
 vLLM never finishes some traces (priority scheduling on a tight pool without full-prompt

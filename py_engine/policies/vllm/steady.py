@@ -186,8 +186,8 @@ class Steady:
     def _schedule_running_at_once(self, threshold):
         """The RUNNING loop when nothing binds: every request gets what it lacks (steady decoders
         one token each and steady prefillers a chunk each, in aggregate; the special ones as vLLM
-        computes it), which needs fewer
-        tokens than the budget and fewer new blocks than are free; then no order matters. ->
+        computes it), which needs fewer tokens than the budget and fewer new blocks than are
+        free; then no order matters. ->
         (scheduled, budget left, lingering, the requests _apply must tell: told other tokens
         than these, or lingering), or None when something binds."""
         computed, num_tokens = self.num_computed_tokens, self.num_tokens
