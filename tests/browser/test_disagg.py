@@ -297,6 +297,11 @@ def test_pools_and_the_planner_fit_an_820_by_520_embed(strict_page, site_url, na
         assert page.is_visible("canvas.parts-bars")
         right = page.eval_on_selector_all("canvas.fleet-lane, canvas.parts-bars", "cs => cs.map(c => c.getBoundingClientRect().right)")
         assert right and max(right) <= 820
+    if name == "plan":   # the table takes the room left, in whole rows: none cut in half
+        rows = page.evaluate("""() => { const box = document.getElementById('plan-table').getBoundingClientRect();
+          return [...document.querySelectorAll('#plan-table tbody tr')].map((t) => t.getBoundingClientRect())
+            .filter((r) => r.top < box.bottom - 1 && r.bottom > box.top).map((r) => [r.bottom, box.bottom]); }""")
+        assert len(rows) >= 12 and all(bottom <= box + 1 for bottom, box in rows), rows
 
 
 def test_a_bad_pool_server_is_named_beside_its_box(strict_page, site_url):

@@ -56,6 +56,7 @@ export function createPlanner(ctx) {
     s.textContent = text || '';
     s.hidden = !text;
     s.classList.toggle('bad', bad);
+    fitEmbedded();                 // the line above the table came or went
   }
 
   function progress(done, total) {
@@ -193,7 +194,26 @@ export function createPlanner(ctx) {
       $('plan-reason').replaceChildren();
     }
     mark();
+    fitEmbedded();
   }
+
+  /** In an embed the table scrolls within the height the snippet reserves: it takes the room
+   *  left under it, in whole rows (the stylesheet's height, set for a four-line reason, cut a
+   *  row in half above a blank when the reason was shorter). Never smaller than the stylesheet's. */
+  function fitEmbedded() {
+    const box = $('plan-table'), bar = document.querySelector('.embed-bar');
+    if (!ctx.embedded() || !bar) return;
+    box.style.maxHeight = '';                      // the stylesheet's, to measure from
+    const row = box.querySelector('tbody tr');
+    if (!row || box.scrollHeight <= box.clientHeight) return;
+    const spare = bar.getBoundingClientRect().top - box.closest('main').getBoundingClientRect().bottom;
+    if (spare < 0) return;                         // taller than reserved (a narrow frame): as is
+    const head = box.querySelector('thead').getBoundingClientRect().height;
+    const rowH = row.getBoundingClientRect().height;
+    const rows = Math.floor((box.clientHeight + spare - head) / rowH);
+    box.style.maxHeight = `${Math.ceil(head + Math.max(rows, 1) * rowH)}px`;
+  }
+  window.addEventListener('resize', fitEmbedded);
 
   /** The values a candidate sets (as the planner's own scenario_of does). */
   function patchOf(r) {
