@@ -5,6 +5,8 @@ reason equal `python -m py_engine plan --json` for the same scenario and budget,
 sets the candidate (the fleet figure then shows that candidate's goodput per GPU); the planner
 is cancellable; both fit an 820x520 embed."""
 
+import csv
+import io
 import json
 import re
 from urllib.parse import parse_qs, urlsplit
@@ -82,6 +84,17 @@ def test_a_pd_fleet_shows_the_native_pools_and_ttft_parts(strict_page, site_url,
         assert ms(values[labels[p]]) == pytest.approx(req["ttft_parts"][p], rel=0.01, abs=0.06)
     assert ms(values["TTFT"]) == pytest.approx(req["ttft"], rel=0.01)
     assert sum(req["ttft_parts"].values()) == pytest.approx(req["ttft"], rel=1e-12)
+
+    # Download CSV: the fleet's rows carry their prefill and decode replicas and TTFT parts (ms)
+    with page.expect_download() as got:
+        page.click("#btn-csv")
+    rows = [r for r in csv.DictReader(io.StringIO(open(got.value.path()).read())) if r["run"] == "fleet"]
+    assert len(rows) == n
+    for r in rows:
+        want = fleet["requests"][int(r["id"])]
+        assert (int(r["replica"]), int(r["prefill_replica"])) == (want["replica"], want["prefill_replica"])
+        for p in PARTS:
+            assert abs(float(r[f"ttft_parts.{p} (ms)"]) - want["ttft_parts"][p]) <= 0.0005 * (1 + 1e-9), (p, r["id"])
 
 
 def plan_natively(query, gpus, scheduler, *extra):

@@ -3,6 +3,8 @@ router's in the comparison, equal native py_engine.simulate runs of the same sce
 request names the replica it went to and the router's scores for it; the embed fits 820x520; the
 router comparison is cancellable; a single-server page asks nothing of it until it is opened."""
 
+import csv
+import io
 import json
 import re
 from urllib.parse import parse_qs, urlsplit
@@ -460,3 +462,15 @@ def test_download_json_carries_the_fleet_and_every_router_run(strict_page, site_
     assert set(doc["fleet"]["routers"]) == set(routers)
     for kind, run in routers.items():
         assert doc["fleet"]["routers"][kind]["result"]["metrics"] == run["metrics"], kind
+    # Download CSV: the fleet's requests after the one-server rows, told apart by `run`
+    with page.expect_download() as got:
+        page.click("#btn-csv")
+    rows = list(csv.DictReader(io.StringIO(open(got.value.path()).read())))
+    one = [r for r in rows if r["run"] == "one server"]
+    mine = [r for r in rows if r["run"] == "fleet"]
+    assert len(one) == 2 * 300 and len(mine) == len(fleet["requests"]) == 300 and len(rows) == 600 + 300
+    assert {r["replica"] for r in one} == {"0"} and {r["scheduler"] for r in mine} == {"continuous"}
+    for r in mine:
+        want = fleet["requests"][int(r["id"])]
+        assert int(r["replica"]) == want["replica"]
+        assert abs(float(r["ttft (ms)"]) - want["ttft"]) <= 0.0005 * (1 + 1e-9)

@@ -126,7 +126,7 @@ export function wireExports(ctx, figures) {
     const subtitle = `${res[ctx.lanes()[0]].requests.$table.toLocaleString('en-US')} requests · ${ctx.describe()}`;
     X.download(X.fileName('timeline', 'png'), await X.timelinePNG({ title, subtitle, lanes }), 'image/png');
   });
-  $('btn-csv').addEventListener('click', () => X.download(X.fileName('requests', 'csv'), X.toCSV(ctx.result(), ctx.lanes()), 'text/csv'));
+  $('btn-csv').addEventListener('click', () => X.download(X.fileName('requests', 'csv'), X.toCSV(ctx.result(), ctx.lanes(), ctx.fleet?.()), 'text/csv'));
   $('btn-json').addEventListener('click', () => X.download(X.fileName('result', 'json'), X.toJSON(ctx.request(), ctx.result(), ctx.fleet?.(), ctx.plan?.()), 'application/json'));
 }
 

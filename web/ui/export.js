@@ -22,20 +22,33 @@ function csvValue(v, f) {
   return String(f.unit === 'time' ? +v.toFixed(CSV_TIME_DIGITS) : +v.toPrecision(6));
 }
 
-/** One row per request per scheduler; the columns are the declared request record (records.py). */
-export function toCSV(compare, schedulers) {
+/** One row per request per scheduler; the columns are the declared request record (records.py).
+ *  With a fleet shown (toJSON's `fleet`: {request, result}), its requests follow, and a first
+ *  column `run` says which rows are which ("one server", "fleet"), `replica` which replica served
+ *  each (0 on a single server), and a P/D fleet's own columns come last (`prefill_replica`, the
+ *  `ttft_parts.<part>` times), empty on the one-server rows. */
+export function toCSV(compare, schedulers, fleet = null) {
   const layout = LAYOUTS.request;
   const cols = layout.map((f) => f.name);
-  const unit = schedulers.map((s) => compare[s]?.unit).find(Boolean) || 'ms';
-  const lines = [['scheduler', ...layout.map((f) => csvHeader(f, unit))].join(',')];
+  const fleetRows = fleet?.result?.requests;
+  const own = fleetRows ? Object.keys(fleetRows.columns).filter((k) => !cols.includes(k))
+    .map((name) => ({ name, unit: name.startsWith('ttft_parts.') ? 'time' : null })) : [];
+  const unit = [...schedulers.map((s) => compare[s]?.unit), fleet?.result?.unit].find(Boolean) || 'ms';
+  const run = fleetRows ? ['run'] : [];
+  const lines = [[...run, 'scheduler', ...[...layout, ...own].map((f) => csvHeader(f, unit))].join(',')];
   // a production trace's attribution travels with its numbers (CC BY 4.0, Apache-2.0), as a comment line
-  const credit = schedulers.map((s) => compare[s]?.credit).find(Boolean);
+  const credit = [...schedulers.map((s) => compare[s]?.credit), fleet?.result?.credit].find(Boolean);
   if (credit) lines.unshift(`# ${credit}`);
+  const rows = (t, first) => {
+    for (let i = 0; i < count(t); i++) {
+      lines.push([...first, ...cols.map((k, j) => csvValue(t.columns[k][i], layout[j])),
+        ...own.map((f) => (t.columns[f.name] ? csvValue(t.columns[f.name][i], f) : ''))].join(','));
+    }
+  };
   for (const s of schedulers) {
-    const t = compare[s]?.requests;
-    if (!t) continue;
-    for (let i = 0; i < count(t); i++) lines.push([s, ...cols.map((k, j) => csvValue(t.columns[k][i], layout[j]))].join(','));
+    if (compare[s]?.requests) rows(compare[s].requests, [...(fleetRows ? ['one server'] : []), s]);
   }
+  if (fleetRows) rows(fleetRows, ['fleet', fleet.request.params.scenario.scheduler]);
   return `${lines.join('\n')}\n`;
 }
 
