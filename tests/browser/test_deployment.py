@@ -303,3 +303,31 @@ def test_a_calibration_fit_is_cancelled_and_only_the_latest_fit_is_shown(strict_
     fit = native("calibrate", {"csv": SERVED})
     assert float(page.get_attribute('[data-stat="fit.per_context_token_ms"]', "data-value")) == \
         fit["cost"]["per_context_token_ms"]
+
+
+def test_a_refused_gb_box_is_answered_in_gb_and_the_old_answer_is_not_offered(strict_page, site_url):
+    """The panel's GPU memory box is in GB, the engine's field in bytes: 1e15 typed there read
+    "gpu_bytes = 999999999999999983222784: must be an integer from 1 to 10,000,000,000,000,000",
+    beside the last answer's "Use … tokens as the vLLM KV budget", still clickable. The message is
+    the box's now, in GB, and the old answer is dimmed with its buttons off until the form is
+    answered again."""
+    page = strict_page
+    page.goto(site_url)
+    settle(page)
+    page.wait_for_selector("#kv-result button")
+    for typed, words in (("1e15", "GPU memory = 1e15 GB: must be a number above 0 up to 10,000,000 GB"),
+                         ("-1", "GPU memory = -1 GB: must be a number above 0 up to 10,000,000 GB")):
+        page.fill("#kv-gpu_gb", typed)
+        page.press("#kv-gpu_gb", "Enter")
+        page.dispatch_event("#kv-gpu_gb", "change")
+        page.wait_for_function("w => document.querySelector('[data-error-for=\"kv-gpu_gb\"]').textContent === w", arg=words)
+        assert page.get_attribute("#kv-result", "class") == "kv-result stale"
+        assert page.eval_on_selector_all("#kv-result button", "bs => bs.length > 0 && bs.every(b => b.disabled)")
+    page.fill("#kv-weight_gb", "-2")
+    page.dispatch_event("#kv-weight_gb", "change")
+    page.fill("#kv-gpu_gb", "80")
+    page.dispatch_event("#kv-gpu_gb", "change")
+    page.wait_for_function("() => /^Weight memory = -2 GB: must be a number from 0 up to /.test(document.querySelector('[data-error-for=\"kv-weight_gb\"]').textContent)")
+    page.fill("#kv-weight_gb", "16")
+    page.dispatch_event("#kv-weight_gb", "change")
+    page.wait_for_selector("#kv-result:not(.stale) button:not([disabled])")

@@ -46,10 +46,12 @@ export function buildKV(form, presets, onChange, fitField, fit) {
     inputs[name] = s;
     return el('div', { class: 'field' }, el('label', { for: `kv-${name}`, text: label }), s);
   };
+  const labels = {};
   const num = (name, label, unit, value) => {
     const i = el('input', { id: `kv-${name}`, name, type: 'text', inputmode: 'decimal', autocomplete: 'off' });
     i.value = String(value ?? '');
     inputs[name] = i;
+    labels[name] = label;
     return el('div', { class: 'field', 'data-field': `kv-${name}` }, el('label', { for: `kv-${name}` }, document.createTextNode(label), unit ? el('span', { class: 'unit', text: ` ${unit}` }) : null), i,
       el('p', { class: 'error', 'data-error-for': `kv-${name}` }));
   };
@@ -131,7 +133,17 @@ export function buildKV(form, presets, onChange, fitField, fit) {
     const input = Object.entries(BYTES).find(([, bytes]) => bytes === field)?.[0] ?? field;
     return form.querySelector(`[data-error-for="kv-${input}"]`);
   }
-  return { params, inputs, errorBox, showDeployment };
+  /** The engine's refusal in the form's words: a field in bytes is a box in GB here ("gpu_bytes =
+   *  999999999999999983222784: … from 1 to 10,000,000,000,000,000" for 1e15 typed in GB). */
+  function explain(d) {
+    const input = Object.entries(BYTES).find(([, bytes]) => bytes === d.field)?.[0];
+    if (!input) return d.message;
+    const range = /from ([\d,]+) to ([\d,]+)/.exec(d.allowed || '');
+    const gb = (digits) => Number(digits.replace(/,/g, '')) / 1e9;
+    const within = range ? `${gb(range[1]) === 0 ? 'from 0' : 'above 0'} up to ${fmt(gb(range[2]))} GB` : `as bytes: ${d.allowed}`;
+    return `${labels[input]} = ${inputs[input].value.trim() || '(empty)'} GB: must be a number ${within}`;
+  }
+  return { params, inputs, errorBox, explain, showDeployment };
 }
 
 // what each named fit (server.cost.fit) was fitted to, in the panel's words

@@ -276,12 +276,18 @@ export function createSideWork(ctx) {
       const req = kvRequest(params);
       const res = await source.call(req.method, req.params, { signal: token.signal });
       if (token.stale) return;
+      $('kv-result').classList.remove('stale');
       renderKV($('kv-result'), res, ctx.onUseKV, ctx.onDeploy);
     } catch (err) {
       if (token.stale) return;
       const d = err.detail || { message: err.message };
       const box = kvForm?.errorBox(d.field);
-      if (box) box.textContent = d.message; else $('kv-result').textContent = d.message;
+      const message = kvForm ? kvForm.explain(d) : d.message;
+      if (!box) { $('kv-result').textContent = message; return; }
+      box.textContent = message;
+      // the last answer stays for reference, but is not this form's: its buttons do nothing
+      $('kv-result').classList.add('stale');
+      for (const b of $('kv-result').querySelectorAll('button')) b.disabled = true;
     }
   }
 
