@@ -138,3 +138,13 @@ test('a parameter that is no setting gets a message naming it (and the nearest n
     + (alias ? `&${alias.aliases[0]}=${encodeURIComponent(String(sample(alias)))}` : '');
   assert.deepEqual(parseURL(q, ctx).errors, {}, q);
 });
+
+test('a field refused in the page names the page limit and an empty box, not null', async () => {
+  const { pageAllowed } = await import('../../web/state/schema.js');
+  const requests = ctx.schema.fields.find((f) => f.path === 'workload.requests');
+  assert.match(parseField(requests, 'abc').error, /^workload\.requests = abc: must be an integer from 1 to 20,000 in the page \(the engine takes up to 1,000,000 natively/);
+  const kv = ctx.schema.fields.find((f) => f.path === 'server.kv_tokens');
+  assert.match(pageAllowed(kv), /\(or empty: unlimited, or auto\)$/);
+  const count = ctx.schema.fields.find((f) => f.path === 'workload.trace.count');
+  assert.equal(pageAllowed(count), count.allowed);      // its page limit is above the engine's
+});

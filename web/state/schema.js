@@ -75,9 +75,20 @@ const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
  * Parse user or URL text for one field: {value} or {error}, the error naming the field and its
  * allowed range in the engine's own words ("server.slots = 0: must be an integer from 1 to 4096").
  */
+/** The allowed values in the page's words: a page limit under the engine's ("from 1 to 20,000 in
+ *  the page", not the engine's 1,000,000 the page then refuses), and an empty box for null. */
+export function pageAllowed(f) {
+  let words = f.allowed;
+  if (f.page_max != null && f.max != null && f.page_max < f.max) {
+    words = words.replace(/ to [\d,.]+/, ` to ${f.page_max.toLocaleString('en-US')} in the page (the engine takes up to ${Number(f.max).toLocaleString('en-US')} natively: python -m py_engine)`);
+  }
+  if (f.nullable && f.empty) words = words.replace('(or null', `(or empty: ${f.empty}`);
+  return words;
+}
+
 export function parseField(f, text) {
   const raw = text == null ? '' : String(text).trim();
-  const fail = () => ({ error: `${f.path} = ${show(raw) || '(empty)'}: must be ${f.allowed}` });
+  const fail = () => ({ error: `${f.path} = ${show(raw) || '(empty)'}: must be ${pageAllowed(f)}` });
   if (f.type === 'choice' || f.type === 'cost') return (f.choices || []).includes(raw) ? { value: raw } : fail();
   if (f.type === 'text') {   // as written (code keeps its spaces), at most f.max characters
     const t = text == null ? '' : String(text);
