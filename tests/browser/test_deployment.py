@@ -107,6 +107,8 @@ def test_own_trace_file_and_calibration(strict_page, site_url, native, tmp_path)
     page.set_input_files("#trace-file", str(bad))
     page.wait_for_function("() => document.getElementById('trace-file-error').textContent")
     assert page.text_content("#trace-file-error").startswith("mine.csv line 3: prompt = 0")
+    # ... and its status does not read as loaded (it said "mine.csv: 2 requests (CSV); ...")
+    assert page.text_content("#trace-file-status") == "mine.csv: 2 requests read, not run: the engine refuses the line below."
     good = tmp_path / "mine.jsonl"
     items = [{"arrive": i * 10.0, "prompt": 50 + i, "out": 5 + i % 3, "prefix_id": i % 2,
               "prefix_len": 32} for i in range(20)]
@@ -143,7 +145,7 @@ def test_own_trace_file_and_calibration(strict_page, site_url, native, tmp_path)
     page.set_input_files("#trace-file", str(odd))
     page.wait_for_function("n => Number(document.documentElement.dataset.drawn) > n"
                            " && !('busy' in document.documentElement.dataset)", arg=n)
-    assert "2 requests" in page.text_content("#trace-file-status")
+    assert page.text_content("#trace-file-status").startswith("excel.csv: 2 requests (CSV);")
     cli = native("parse_trace", {"name": "excel.csv", "text": odd.read_bytes().decode()})
     scenario = {"workload": {"items": cli["items"]}, "server": {"cost": fit["cost"]}}
     assert metrics_match(read_metrics(page), flat_metrics(native.compare(scenario))) >= 40

@@ -13,6 +13,8 @@ import { $ } from './dom.js';
  * showError(detail): an engine error
  * about them shown beside the input, at the file's own line (true when it was about them)}.
  */
+const requests = (n) => `${n.toLocaleString('en-US')} request${n === 1 ? '' : 's'}`;
+
 export function createTraceInput(onChange, maxRequests, call) {
   const input = $('trace-file'), status = $('trace-file-status'), error = $('trace-file-error'), clear = $('trace-file-clear');
   let trace = null;     // {name, items, lines, format}
@@ -31,7 +33,7 @@ export function createTraceInput(onChange, maxRequests, call) {
       return;
     }
     trace = { name: file.name, ...r };
-    status.textContent = `${file.name}: ${r.items.length.toLocaleString('en-US')} requests (${r.format}); the generator's and the production trace's fields are not used.`;
+    status.textContent = `${file.name}: ${requests(r.items.length)} (${r.format}); the generator's and the production trace's fields are not used.`;
     clear.hidden = false;
     onChange();
   }
@@ -50,10 +52,12 @@ export function createTraceInput(onChange, maxRequests, call) {
   return {
     items: () => trace?.items,
     /** "mine.csv (120 requests)", or null without a file. */
-    describe: () => (trace ? `${trace.name} (${trace.items.length.toLocaleString('en-US')} requests)` : null),
+    describe: () => (trace ? `${trace.name} (${requests(trace.items.length)})` : null),
     showError(d) {
       if (!trace || !/^workload\.items/.test(d.field || '')) return false;
       error.textContent = lineOf(d.message, trace.name, trace.lines);
+      // read, but refused by the engine: not a file that runs (its status said it was loaded)
+      status.textContent = `${trace.name}: ${requests(trace.items.length)} read, not run: the engine refuses the line below.`;
       return true;
     },
   };
