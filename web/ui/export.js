@@ -82,12 +82,19 @@ export function download(name, data, type) {
  * One PNG of the timeline figure: the headline, then each lane's title and canvas, then a legend
  * line. Lane canvases are already at device resolution, so the export is as crisp as the screen.
  */
-export function timelinePNG({ title, subtitle, lanes }) {
+export function timelinePNG({ title, subtitle, lanes, credit = null }) {
   const t = theme();
   const dpr = Math.max(1, window.devicePixelRatio || 1);
   const W = maxOf(lanes.map((l) => l.canvas.width / dpr), 600) + 32;
+  // the subtitle (the scenario in words) and a trace's credit wrap to the image's width
+  const measure = document.createElement('canvas').getContext('2d');
+  measure.font = font(13);
+  const sub = wrapText(measure, subtitle, W - 32);
+  measure.font = font(11);
+  const foot = ['solid: emits a token · faint: prefill chunk · hatched: padding (slot held, no token) · blank: idle',
+    ...(credit ? wrapText(measure, credit, W - 32) : [])];
   const laneH = lanes.reduce((s, l) => s + 24 + l.canvas.height / dpr + 8, 0);
-  const H = 16 + 30 + 20 + laneH + 30;
+  const H = 16 + 30 + 18 * sub.length + 6 + laneH + 16 * foot.length + 14;
   const c = document.createElement('canvas');
   c.width = Math.round(W * dpr); c.height = Math.round(H * dpr);
   const g = c.getContext('2d');
@@ -96,8 +103,8 @@ export function timelinePNG({ title, subtitle, lanes }) {
   g.fillStyle = t.ink; g.textBaseline = 'top'; g.font = font(20, 600);
   g.fillText(title, 16, 14);
   g.font = font(13); g.fillStyle = t.muted;
-  g.fillText(subtitle, 16, 42);
-  let y = 66;
+  sub.forEach((line, i) => g.fillText(line, 16, 42 + 18 * i));
+  let y = 42 + 18 * sub.length + 6;
   for (const l of lanes) {
     g.font = font(13, 600); g.fillStyle = t.ink;
     g.fillText(l.title, 16, y + 4);
@@ -108,8 +115,20 @@ export function timelinePNG({ title, subtitle, lanes }) {
     y += l.canvas.height / dpr + 8;
   }
   g.font = font(11); g.fillStyle = t.muted;
-  g.fillText('solid: emits a token · faint: prefill chunk · hatched: padding (slot held, no token) · blank: idle', 16, y + 6);
+  foot.forEach((line, i) => g.fillText(line, 16, y + 6 + 16 * i));
   return new Promise((res) => c.toBlob(res, 'image/png'));
+}
+
+/** Lines of `text` no wider than `width` in the context's font, broken between words. */
+export function wrapText(g, text, width) {
+  const lines = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    const next = line ? `${line} ${word}` : word;
+    if (line && g.measureText(next).width > width) { lines.push(line); line = word; } else line = next;
+  }
+  if (line) lines.push(line);
+  return lines;
 }
 
 export async function copyText(text, textarea) {
