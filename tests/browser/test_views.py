@@ -255,6 +255,17 @@ def test_vllm_flag_names_in_the_controls_break_between_words_only(strict_page, s
     assert not broken, broken
 
 
+def test_every_hint_in_the_controls_reads_alike(strict_page, site_url):
+    """The trace file's hint sat outside a field and took the body text's size and colour (15 px,
+    ink) among the fields' 10.8 px muted hints."""
+    page = strict_page
+    page.goto(site_url)
+    settle(page, sweeps=False)
+    looks = page.evaluate("""() => [...document.querySelectorAll('.controls .hint')].filter((h) => h.offsetParent)
+        .map((h) => `${getComputedStyle(h).fontSize} ${getComputedStyle(h).color}`)""")
+    assert len(looks) > 5 and len(set(looks)) == 1, sorted(set(looks))
+
+
 def test_no_embed_scrolls_sideways_on_a_phone(strict_page, site_url, native):
     """A blog read on a phone narrows each iframe to the column: at 390 px the papers' five tile
     columns, the lab's editor beside its scores and the planner's table (its width set the whole
