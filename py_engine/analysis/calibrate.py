@@ -89,11 +89,14 @@ def parse(text):
             points.append((b, b * p, 0.0, ttft))          # the prefill pass
             points.append((b, 0.0, b * p, tpot))          # a decode pass
         if len(points) > MAX_ROWS:
-            raise ScenarioError("calibration", "<more than %d lines>" % MAX_ROWS,
-                                "at most %d measurements" % MAX_ROWS)
+            raise ScenarioError("calibration", len(points), "at most %d measurements" % MAX_ROWS,
+                                "calibration: more than %d measurements; must be at most %d"
+                                % (MAX_ROWS, MAX_ROWS))
     if len(points) < 2:
-        raise ScenarioError("calibration", "<%d measurements>" % len(points),
-                            "at least 2 measurements")
+        n = len(points)
+        raise ScenarioError("calibration", n, "at least 2 measurements",
+                            "calibration: %d measurement%s; must be at least 2" % (
+                                n, "" if n == 1 else "s"))
     return points, ("step" if form is STEP else "served")
 
 

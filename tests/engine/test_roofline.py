@@ -174,6 +174,9 @@ def test_calibration_input_errors_name_the_line_and_column():
     with pytest.raises(py_engine.ScenarioError) as e:
         calibrate.fit("a,b\n1,2\n")
     assert e.value.field == "calibration line 1"
+    with pytest.raises(py_engine.ScenarioError) as e:     # in words ("'<1 measurements>'" before)
+        calibrate.fit("rows,prefill_tokens,context_tokens,step_ms\n1,0,1000,10.5\n")
+    assert e.value.message == "calibration: 1 measurement; must be at least 2"
     served = calibrate.fit("batch,prompt,ttft_ms,tpot_ms\n1,512,80,30\n8,512,600,32\n"
                            "32,512,2400,40\n")
     assert served["form"] == "served" and served["points"] == 6
