@@ -255,6 +255,18 @@ def test_vllm_flag_names_in_the_controls_break_between_words_only(strict_page, s
     assert not broken, broken
 
 
+def test_the_headline_starts_with_a_capital_without_its_lead(strict_page, site_url):
+    """Lecture mode and an embed hide the headline's lead ("Same requests, same GPU: "): it read
+    "continuous batching is ×3.23 faster", lower case on a projector."""
+    page = strict_page
+    for query, lead in (("", True), ("lecture=1", False), ("embed=timeline", False)):
+        page.goto(f"{site_url}?{query}")
+        settle(page, sweeps=False)
+        text = page.inner_text("#timeline-headline .headline-main")
+        want = "Same requests, same GPU: continuous batching is" if lead else "Continuous batching is"
+        assert text.startswith(want), (query, text)
+
+
 def test_every_hint_in_the_controls_reads_alike(strict_page, site_url):
     """The trace file's hint sat outside a field and took the body text's size and colour (15 px,
     ink) among the fields' 10.8 px muted hints."""
