@@ -267,6 +267,27 @@ def test_the_headline_starts_with_a_capital_without_its_lead(strict_page, site_u
         assert text.startswith(want), (query, text)
 
 
+_CONTRAST = """(sel) => {
+  const e = document.querySelector(sel), rgb = (c) => c.match(/[\\d.]+/g).map(Number);
+  const [r, g, b] = rgb(getComputedStyle(e).color), a = Number(getComputedStyle(e).opacity);
+  const bg = rgb(getComputedStyle(e.closest('button')).backgroundColor);
+  const lum = (c) => { const [x, y, z] = c.map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+    return 0.2126 * x + 0.7152 * y + 0.0722 * z; };
+  const fg = [r, g, b].map((v, i) => a * v + (1 - a) * bg[i]);
+  const [hi, lo] = [lum(fg), lum(bg)].sort((p, q) => q - p);
+  return (hi + 0.05) / (lo + 0.05); }"""
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_pressed_presets_key_number_is_legible(strict_page, site_url, theme):
+    """The pressed preset's key number ("1") was faded on the accent: 3.6:1 in the light theme."""
+    page = strict_page
+    page.goto(f"{site_url}?lecture=1&theme={theme}")
+    settle(page, sweeps=False)
+    ratio = page.evaluate(_CONTRAST, '#preset-buttons button[aria-pressed="true"] kbd')
+    assert ratio >= 4.5, ratio
+
+
 def test_every_hint_in_the_controls_reads_alike(strict_page, site_url):
     """The trace file's hint sat outside a field and took the body text's size and colour (15 px,
     ink) among the fields' 10.8 px muted hints."""
