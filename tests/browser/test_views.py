@@ -288,6 +288,21 @@ def test_the_pressed_presets_key_number_is_legible(strict_page, site_url, theme)
     assert ratio >= 4.5, ratio
 
 
+def test_a_keyboard_focused_summary_and_scroll_box_show_the_pages_focus_ring(strict_page, site_url):
+    """Buttons and fields had the page's 2 px ring; a <details> summary and the sizing table's
+    scroll box only the browser's default 1 px one."""
+    page = strict_page
+    page.goto(f"{site_url}?vllm=1")
+    settle(page)
+    for sel in ("#calibrate summary", ".table-scroll"):
+        page.focus(sel)
+        page.keyboard.press("Shift+Tab")
+        page.keyboard.press("Tab")
+        ring = page.eval_on_selector(sel, """e => e === document.activeElement && e.matches(':focus-visible')
+            && [getComputedStyle(e).outlineStyle, getComputedStyle(e).outlineWidth]""")
+        assert ring == ["solid", "2px"], (sel, ring)
+
+
 def test_every_hint_in_the_controls_reads_alike(strict_page, site_url):
     """The trace file's hint sat outside a field and took the body text's size and colour (15 px,
     ink) among the fields' 10.8 px muted hints."""
