@@ -50,8 +50,10 @@ class SteadyPrefills:
             if (num_tokens[r] - c <= 2 * T or status[r] != RUNNING or stale[r]
                     or placeholders[r] or r not in slot_of):
                 continue
-            i = inflight[r] - T * (s - u)
-            if earlier and r in earlier:    # that step's update decrements the list, not i
+            # the steps counted in s - u are the aggregate's; the one before (async) was not r's
+            # there (its update decrements the list, not i, and counts in u all the same)
+            i = inflight[r] - T * (s - u - (1 if earlier and earlier.sp else 0))
+            if earlier and r in earlier:
                 i -= earlier[r][0]
             a = c - T * s
             sp[r] = (a, i)
