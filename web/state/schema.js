@@ -71,10 +71,6 @@ function show(text) {
 
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
 
-/**
- * Parse user or URL text for one field: {value} or {error}, the error naming the field and its
- * allowed range in the engine's own words ("server.slots = 0: must be an integer from 1 to 4096").
- */
 /** The allowed values in the page's words: a page limit under the engine's ("from 1 to 20,000 in
  *  the page", not the engine's 1,000,000 the page then refuses), and an empty box for null. */
 export function pageAllowed(f) {
@@ -86,6 +82,10 @@ export function pageAllowed(f) {
   return words;
 }
 
+/**
+ * Parse user or URL text for one field: {value} or {error}, the error naming the field and its
+ * allowed range in the engine's own words ("server.slots = 0: must be an integer from 1 to 4096").
+ */
 export function parseField(f, text) {
   const raw = text == null ? '' : String(text).trim();
   const fail = () => ({ error: `${f.path} = ${show(raw) || '(empty)'}: must be ${pageAllowed(f)}` });
