@@ -591,18 +591,28 @@ def test_on_a_phone_the_sizing_legends_do_not_overprint(strict_page, site_url):
                 assert y2 != y or x2 >= x + w, (chart, (x, y, w), (x2, y2, w2))
 
 
-# The texts of each chart's last drawing, by canvas id (setupCanvas clears the canvas first).
+# The texts of each chart's last drawing, by canvas id (setupCanvas clears the canvas first), and
+# each one's box: [text, left, right] in CSS pixels.
 _CHART_TEXTS = """
 window.__cbxChartTexts = {};
+window.__cbxChartBoxes = {};
 const clear0 = CanvasRenderingContext2D.prototype.clearRect;
 CanvasRenderingContext2D.prototype.clearRect = function (x, y, ...rest) {
-  if (this.canvas?.id && x === 0 && y === 0) window.__cbxChartTexts[this.canvas.id] = [];
+  if (this.canvas?.id && x === 0 && y === 0) {
+    window.__cbxChartTexts[this.canvas.id] = [];
+    window.__cbxChartBoxes[this.canvas.id] = [];
+  }
   return clear0.call(this, x, y, ...rest);
 };
 const text0 = CanvasRenderingContext2D.prototype.fillText;
-CanvasRenderingContext2D.prototype.fillText = function (text, ...rest) {
-  if (this.canvas?.id) (window.__cbxChartTexts[this.canvas.id] ||= []).push(String(text));
-  return text0.call(this, text, ...rest);
+CanvasRenderingContext2D.prototype.fillText = function (text, x, y, ...rest) {
+  if (this.canvas?.id) {
+    (window.__cbxChartTexts[this.canvas.id] ||= []).push(String(text));
+    const w = this.measureText(text).width, a = this.textAlign;
+    const left = a === 'center' ? x - w / 2 : a === 'right' || a === 'end' ? x - w : x;
+    (window.__cbxChartBoxes[this.canvas.id] ||= []).push([String(text), left, left + w]);
+  }
+  return text0.call(this, text, x, y, ...rest);
 };
 """
 
@@ -621,30 +631,11 @@ def test_the_sizing_chart_says_within_the_slo_once(strict_page, site_url):
     assert "% of requests" in texts, texts
 
 
-_CHART_BOXES = """
-window.__cbxChartBoxes = {};
-const clearB = CanvasRenderingContext2D.prototype.clearRect;
-CanvasRenderingContext2D.prototype.clearRect = function (x, y, ...rest) {
-  if (this.canvas?.id && x === 0 && y === 0) window.__cbxChartBoxes[this.canvas.id] = [];
-  return clearB.call(this, x, y, ...rest);
-};
-const textB = CanvasRenderingContext2D.prototype.fillText;
-CanvasRenderingContext2D.prototype.fillText = function (text, x, y, ...rest) {
-  if (this.canvas?.id) {
-    const w = this.measureText(text).width, a = this.textAlign;
-    const left = a === 'center' ? x - w / 2 : a === 'right' || a === 'end' ? x - w : x;
-    (window.__cbxChartBoxes[this.canvas.id] ||= []).push([String(text), left, left + w]);
-  }
-  return textB.call(this, text, x, y, ...rest);
-};
-"""
-
-
 def test_the_skew_charts_value_at_skew_0_stays_off_the_axis_labels(strict_page, site_url):
     """Story step 3 (skew 0) labels the point at the chart's left end "×1.00": centred above it,
     its left half ran over the y axis's tick labels. It keeps inside the plot now."""
     page = strict_page
-    page.add_init_script(_CHART_BOXES)
+    page.add_init_script(_CHART_TEXTS)
     page.set_viewport_size({"width": 1366, "height": 768})
     page.goto(f"{site_url}?story=3")
     settle(page)
