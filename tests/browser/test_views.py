@@ -185,6 +185,15 @@ LINE = 24     # px: a figure reserves at most a line more than its tallest state
 # figures that go on after settle: the papers' checks, the planner on a roofline deployment
 DONE = {"embed=papers": "#papers-grid[data-done]", f"embed=plan&{PLAN}": "#plan-reason-text"}
 
+def open_embed(page, site_url, q):
+    """Open the embed at ?q and wait for its figure to be done (DONE: those that go on)."""
+    page.goto(f"{site_url}?{q}")
+    settle(page)
+    if q in DONE:
+        page.wait_for_selector(DONE[q], state="attached", timeout=240_000)
+        settle(page)
+
+
 _HEIGHTS = """() => { const b = document.body, r = Math.ceil(b.getBoundingClientRect().bottom);
   b.style.minHeight = '0px'; const natural = Math.ceil(b.getBoundingClientRect().bottom);
   b.style.minHeight = ''; return [r, natural, document.documentElement.scrollHeight]; }"""
@@ -215,11 +224,7 @@ def test_embeds_render_at_their_snippet_height_in_every_state(strict_page, site_
         assert page.text_content("#embed-status") == "live engine"   # the quiet progress line
 
     for q in cases:
-        page.goto(f"{site_url}?{q}")
-        settle(page)
-        if q in DONE:
-            page.wait_for_selector(DONE[q], state="attached", timeout=240_000)
-            settle(page)
+        open_embed(page, site_url, q)
         measure(q)
     # the calculator's own form: a GPU picked adds the roofline's pass times
     page.goto(f"{site_url}?embed=kv")
@@ -324,11 +329,7 @@ def test_no_embed_scrolls_sideways_on_a_phone(strict_page, site_url, native):
     cases = [f"embed={name}" for name in figures] + [f"embed=plan&{PLAN}", "embed=lab&scheduler=custom"]
     wide = {}
     for q in cases:
-        page.goto(f"{site_url}?{q}")
-        settle(page)
-        if q in DONE:
-            page.wait_for_selector(DONE[q], state="attached", timeout=240_000)
-            settle(page)
+        open_embed(page, site_url, q)
         doc, view = page.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
         if doc > view:
             wide[q] = doc
