@@ -12,8 +12,9 @@ ROOFLINE = "vllm=1&cost=roofline&model=mixtral-8x7b&gpu=rtx-4090-24gb&tp=2&kv_to
 
 
 def label_of(page, control_id):
+    """A label's words without its unit."""
     return page.eval_on_selector(f'label[for="{control_id}"]',
-                                 "l => [...l.childNodes].filter(n => n.nodeType === 3)"
+                                 "l => [...l.childNodes].filter(n => !n.classList?.contains('unit'))"
                                  ".map(n => n.textContent).join('').trim()")
 
 

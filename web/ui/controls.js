@@ -19,7 +19,7 @@ function setSlider(slider, scale, value) {
 
 /** A label's text with its vLLM flag name, "(gpu_memory_utilization)", kept whole on a line of its
  *  own where it fits (an inline block), else broken after its underscores: not mid-word. */
-function labelNodes(text) {
+export function labelNodes(text) {
   const m = /^(.*?)(\([a-z0-9]+(?:_[a-z0-9]+)+\))(.*)$/.exec(text);
   if (!m) return [document.createTextNode(text)];
   const parts = m[2].split(/(?<=_)/).flatMap((part, i) => (i ? [el('wbr'), document.createTextNode(part)] : [document.createTextNode(part)]));

@@ -2,6 +2,7 @@
 // they show comes from an engine call (methods stall, kv, check); this module builds DOM only.
 
 import { el } from './dom.js';
+import { labelNodes } from './controls.js';
 import { fmt, fmtTime } from '../draw/format.js';
 
 // ------------------------------------------------------------------ prefill stall
@@ -52,7 +53,7 @@ export function buildKV(form, presets, onChange, fitField, fit) {
     i.value = String(value ?? '');
     inputs[name] = i;
     labels[name] = label;
-    return el('div', { class: 'field', 'data-field': `kv-${name}` }, el('label', { for: `kv-${name}` }, document.createTextNode(label), unit ? el('span', { class: 'unit', text: ` ${unit}` }) : null), i,
+    return el('div', { class: 'field', 'data-field': `kv-${name}` }, el('label', { for: `kv-${name}` }, ...labelNodes(label), unit ? el('span', { class: 'unit', text: ` ${unit}` }) : null), i,
       el('p', { class: 'error', 'data-error-for': `kv-${name}` }));
   };
   // the roofline's fit: only for a deployment (a preset model on a preset GPU), where it prices passes
