@@ -50,8 +50,9 @@ class SteadyPrefills:
             if (num_tokens[r] - c <= 2 * T or status[r] != RUNNING or stale[r]
                     or placeholders[r] or r not in slot_of):
                 continue
-            # the steps counted in s - u are the aggregate's; the one before (async) was not r's
-            # there (its update decrements the list, not i, and counts in u all the same)
+            # s - u counts the steps the aggregate has in flight; the step before (async) is one
+            # of them, but r was explicit in it: its update counts in u all the same, while its
+            # own tokens leave the list (not i)
             i = inflight[r] - T * (s - u - (1 if earlier and earlier.sp else 0))
             if earlier and r in earlier:
                 i -= earlier[r][0]
