@@ -10,7 +10,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from support.page import flat_metrics, metrics_match, read_metrics, scenario_from_query, settle, wait_state
+from support.page import (CHART_TEXT_RECORDER, chart_boxes, flat_metrics, metrics_match, read_metrics,
+                          scenario_from_query, settle, wait_state)
 
 
 
@@ -187,26 +188,11 @@ def test_exports_carry_the_same_numbers(strict_page, site_url, native, tmp_path)
         == sorted(figures)        # every figure can be embedded, the self-check and story too
 
 
-_PNG_TEXTS = """
-window.__pngTexts = [];
-const fillPng = CanvasRenderingContext2D.prototype.fillText;
-CanvasRenderingContext2D.prototype.fillText = function (text, x, ...rest) {
-  const c = this.canvas;
-  if (c && !c.id && !c.className && !c.isConnected) {      // the export's own canvas
-    const dpr = Math.max(1, window.devicePixelRatio || 1);
-    const w = this.measureText(text).width, right = this.textAlign === 'right' || this.textAlign === 'end';
-    window.__pngTexts.push([String(text), right ? x - w : x, w, c.width / dpr]);
-  }
-  return fillPng.call(this, text, x, ...rest);
-};
-"""
-
-
 def test_the_png_wraps_its_scenario_and_carries_a_traces_credit(strict_page, site_url, tmp_path):
     """Download PNG drew the scenario in one line, cut at the image's edge ("... TTFT limit 500 ·
     TP"), and a production trace's attribution, in its CSV, was not in its picture."""
     page = strict_page
-    page.add_init_script(_PNG_TEXTS)
+    page.add_init_script(CHART_TEXT_RECORDER)
     page.set_viewport_size({"width": 1920, "height": 1080})
     page.goto(f"{site_url}?trace=azure-conv-2023&count=200&cost=roofline&kv_tokens=auto&vllm=1"
               "&ttft_ms=500&tpot_ms=50&model=llama-3.1-70b&tp=4&gpu_mem=0.9&slots=128&chunk=1024")
@@ -214,11 +200,11 @@ def test_the_png_wraps_its_scenario_and_carries_a_traces_credit(strict_page, sit
     with page.expect_download() as d:
         page.click("#btn-png")
     d.value.save_as(tmp_path / "t.png")
-    texts = page.evaluate("() => window.__pngTexts")
-    assert all(x + w <= width - 15 for _, x, w, width in texts), [t for t in texts if t[1] + t[2] > t[3] - 15]
+    texts = chart_boxes(page, "export")
+    assert len(texts) >= 6
+    assert all(right <= width - 15 for _, _, right, width in texts), [t for t in texts if t[2] > t[3] - 15]
     words = " ".join(t for t, *_ in texts)
     assert "CC BY 4.0" in words, words
-    assert page.evaluate("() => window.__pngTexts.length") >= 6
 
 
 def test_self_check_runs_in_the_page(strict_page, site_url, native):

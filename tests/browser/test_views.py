@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from support.page import (CANVAS_TEXT_RECORDER, canvas_texts, flat_fleet, flat_metrics, fleet_runs,
-                          metrics_match, read_metrics, settle, wait_state)
+from support.page import (CANVAS_TEXT_RECORDER, CHART_TEXT_RECORDER, canvas_texts, chart_boxes,
+                          flat_fleet, flat_metrics, fleet_runs, metrics_match, read_metrics, settle,
+                          wait_state)
 
 
 
@@ -592,41 +593,20 @@ def test_on_a_phone_the_sizing_legends_do_not_overprint(strict_page, site_url):
                 assert y2 != y or x2 >= x + w, (chart, (x, y, w), (x2, y2, w2))
 
 
-# The texts of each chart's last drawing, by canvas id (setupCanvas clears the canvas first), and
-# each one's box: [text, left, right] in CSS pixels.
-_CHART_TEXTS = """
-window.__cbxChartTexts = {};
-window.__cbxChartBoxes = {};
-const clear0 = CanvasRenderingContext2D.prototype.clearRect;
-CanvasRenderingContext2D.prototype.clearRect = function (x, y, ...rest) {
-  if (this.canvas?.id && x === 0 && y === 0) {
-    window.__cbxChartTexts[this.canvas.id] = [];
-    window.__cbxChartBoxes[this.canvas.id] = [];
-  }
-  return clear0.call(this, x, y, ...rest);
-};
-const text0 = CanvasRenderingContext2D.prototype.fillText;
-CanvasRenderingContext2D.prototype.fillText = function (text, x, y, ...rest) {
-  if (this.canvas?.id) {
-    (window.__cbxChartTexts[this.canvas.id] ||= []).push(String(text));
-    const w = this.measureText(text).width, a = this.textAlign;
-    const left = a === 'center' ? x - w / 2 : a === 'right' || a === 'end' ? x - w : x;
-    (window.__cbxChartBoxes[this.canvas.id] ||= []).push([String(text), left, left + w]);
-  }
-  return text0.call(this, text, x, y, ...rest);
-};
-"""
+def drawn_charts(page, site_url, query):
+    """The page at 1366x768 with ?query, settled, recording its charts' texts (chart_boxes)."""
+    page.add_init_script(CHART_TEXT_RECORDER)
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.goto(f"{site_url}?{query}")
+    settle(page)
 
 
 def test_the_sizing_chart_says_within_the_slo_once(strict_page, site_url):
     """The legend named the share's line "within the SLO" and the right axis said it again: the
     axis now says what it measures (a share of the requests), the legend what that share is."""
     page = strict_page
-    page.add_init_script(_CHART_TEXTS)
-    page.set_viewport_size({"width": 1366, "height": 768})
-    page.goto(f"{site_url}?vllm=1")
-    settle(page)
-    texts = page.evaluate("() => window.__cbxChartTexts['chart-slots']")
+    drawn_charts(page, site_url, "vllm=1")
+    texts = [t for t, *_ in chart_boxes(page, "chart-slots")]
     assert "throughput (tok/s)" in texts and "100%" in texts, texts       # the chart was drawn
     assert [t for t in texts if "within the SLO" in t] == ["within the SLO"], texts
     assert "% of requests" in texts, texts
@@ -636,13 +616,10 @@ def test_the_skew_charts_value_at_skew_0_stays_off_the_axis_labels(strict_page, 
     """Story step 3 (skew 0) labels the point at the chart's left end "×1.00": centred above it,
     its left half ran over the y axis's tick labels. It keeps inside the plot now."""
     page = strict_page
-    page.add_init_script(_CHART_TEXTS)
-    page.set_viewport_size({"width": 1366, "height": 768})
-    page.goto(f"{site_url}?story=3")
-    settle(page)
-    boxes = page.evaluate("() => window.__cbxChartBoxes['chart-skew']")
-    ticks = [right for text, _, right in boxes if re.fullmatch(r"×\d+\.\d", text)]
-    value = [left for text, left, _ in boxes if text == "×1.00"]
+    drawn_charts(page, site_url, "story=3")
+    boxes = chart_boxes(page, "chart-skew")
+    ticks = [right for text, _, right, _ in boxes if re.fullmatch(r"×\d+\.\d", text)]
+    value = [left for text, left, _, _ in boxes if text == "×1.00"]
     assert ticks and value, boxes
     assert value[0] > max(ticks), (value, max(ticks))
 

@@ -189,6 +189,36 @@ CanvasRenderingContext2D.prototype.fillText = function (text, ...rest) {
 """
 
 
+# An init script that records each chart's last drawing: window.__cbxChartBoxes[key] = [[text,
+# left, right, the canvas's CSS width], ...], key the canvas's id (cleared when it is drawn again:
+# clearRect from 0, 0), or "export" for a canvas outside the page (Download PNG's).
+CHART_TEXT_RECORDER = """
+window.__cbxChartBoxes = {};
+const clearRect0 = CanvasRenderingContext2D.prototype.clearRect;
+CanvasRenderingContext2D.prototype.clearRect = function (x, y, ...rest) {
+  if (this.canvas?.id && x === 0 && y === 0) window.__cbxChartBoxes[this.canvas.id] = [];
+  return clearRect0.call(this, x, y, ...rest);
+};
+const fillText0 = CanvasRenderingContext2D.prototype.fillText;
+CanvasRenderingContext2D.prototype.fillText = function (text, x, y, ...rest) {
+  const c = this.canvas;
+  const key = c?.id || (c && !c.className && !c.isConnected ? 'export' : null);
+  if (key) {
+    const w = this.measureText(text).width, a = this.textAlign;
+    const left = a === 'center' ? x - w / 2 : a === 'right' || a === 'end' ? x - w : x;
+    const dpr = key === 'export' ? Math.max(1, window.devicePixelRatio || 1) : 1;
+    (window.__cbxChartBoxes[key] ||= []).push([String(text), left, left + w, c.width / dpr]);
+  }
+  return fillText0.call(this, text, x, y, ...rest);
+};
+"""
+
+
+def chart_boxes(page, key: str) -> list:
+    """[[text, left, right, canvas width], ...] of a chart's last drawing (CHART_TEXT_RECORDER)."""
+    return page.evaluate("k => window.__cbxChartBoxes[k] || []", key)
+
+
 def canvas_texts(page, canvas_class: str) -> list[tuple[str, str, float]]:
     """[(lane, text, font px)] written on the canvases of canvas_class (needs CANVAS_TEXT_RECORDER)."""
     import re

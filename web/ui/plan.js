@@ -201,8 +201,9 @@ export function createPlanner(ctx) {
    *  left under it, in whole rows (the stylesheet's height, set for a four-line reason, cut a
    *  row in half above a blank when the reason was shorter). Never smaller than the stylesheet's. */
   function fitEmbedded() {
+    if (!ctx.embedded()) return;
     const box = $('plan-table'), bar = document.querySelector('.embed-bar');
-    if (!ctx.embedded() || !bar) return;
+    if (!bar) return;
     box.style.maxHeight = '';                      // the stylesheet's, to measure from
     const row = box.querySelector('tbody tr');
     if (!row || box.scrollHeight <= box.clientHeight) return;
