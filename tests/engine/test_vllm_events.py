@@ -189,3 +189,51 @@ def test_a_steady_requests_inflight_tokens_are_its_planned_steps(case, monkeypat
     monkeypatch.setattr(VLLM, "continues", False)      # every event plans
     api.simulate(case)
     assert not wrong, wrong[:5]
+
+
+def test_the_horizon_search_finds_the_first_repeat_that_does_not_fit():
+    """runs.passes_until_short against a scan from m = 1, on demand curves a step can have (a
+    Growth of random rows: decoders, prefills, steady prefillers) and on arbitrary
+    non-decreasing ones with long plateaus; with the bound UNBOUNDED it asks about
+    2 log2(answer) demands, not 40."""
+    import math
+    import random
+
+    from py_engine.policies.vllm.growth import Growth
+    from py_engine.policies.vllm.runs import UNBOUNDED, passes_until_short
+
+    def scan(demand, free, kmax):
+        for m in range(1, kmax):
+            if demand(m) > free:
+                return m
+        return None
+
+    rng = random.Random(17)
+    found = 0
+    for trial in range(3000):
+        if trial % 2:
+            bs = rng.choice([1, 8, 16, 32])
+            rows = [(rng.randrange(0, 400), rng.choice([1, 1, 1, rng.randrange(2, 600)]))
+                    for _ in range(rng.randrange(1, 6))]
+            demand = Growth(bs, rows, per_step=rng.choice([0, 0, 2]))
+        else:       # plateaus: one block more at each of a few passes
+            steps = sorted(rng.sample(range(1, 3000), rng.randrange(1, 12)))
+            demand = lambda m, steps=steps: sum(m >= s for s in steps) * 7  # noqa: E731
+        free = rng.randrange(0, 90)
+        kmax = rng.choice([1, 2, 3, rng.randrange(4, 4000), UNBOUNDED])
+        asked = []
+
+        def counted(m, demand=demand):
+            asked.append(m)
+            return demand(m)
+
+        want = scan(demand, free, min(kmax, 5000))
+        got = passes_until_short(counted, free, kmax)
+        if kmax == UNBOUNDED and want is None:
+            continue        # (the scan stops at 5,000: beyond it the search is not checked)
+        assert got == want, (trial, free, kmax)
+        if got is not None:
+            found += 1
+            if kmax == UNBOUNDED:
+                assert len(asked) <= 2 * math.log2(got) + 3, (trial, got, len(asked))
+    assert found > 1000

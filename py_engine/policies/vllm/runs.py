@@ -17,6 +17,26 @@ BULK_TOKENS = 1 << 20   # tokens a run of repeated steps may add to the prefix c
 UNBOUNDED = 1 << 40     # passes: more than any run (the horizon's search bound with steady decoders)
 
 
+def passes_until_short(demand, free, kmax):
+    """Passes a planned step runs before a repeat's blocks do not fit: its next m repeats take
+    demand(m) blocks (non-decreasing, demand(0) = 0) -> the first m with demand(m) > free (the
+    plan's pass and m - 1 repeats fit), or None when demand(kmax - 1) fits."""
+    if kmax <= 1 or demand(kmax - 1) <= free:
+        return None
+    # demand(lo) <= free < demand(hi): from below by doubling, then halving (the bound is often
+    # UNBOUNDED, the answer a few passes: ~2 log2(answer) calls, not 40)
+    lo, hi = 0, 1
+    while hi < kmax - 1 and demand(hi) <= free:
+        lo, hi = hi, min(2 * hi, kmax - 1)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if demand(mid) <= free:
+            lo = mid
+        else:
+            hi = mid
+    return lo + 1
+
+
 class Runs:
 
     def kv_after(self, k):
@@ -227,21 +247,7 @@ class Runs:
                     if e is not None and (first is None or e < first):
                         first = e
             kmax = (end if first is None else first) - passes
-        demand = self._step_growth()        # blocks the next m steps allocate
-        if kmax <= 1 or demand(kmax - 1) <= free:
-            return None
-        # demand(lo) <= free < demand(hi): from below by doubling, then halving (the bound is
-        # often UNBOUNDED, the answer a few passes: ~2 log2(answer) calls, not 40)
-        lo, hi = 0, 1
-        while hi < kmax - 1 and demand(hi) <= free:
-            lo, hi = hi, min(2 * hi, kmax - 1)
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if demand(mid) <= free:
-                lo = mid
-            else:
-                hi = mid
-        return lo + 1
+        return passes_until_short(self._step_growth(), free, kmax)
 
     def _unstable(self, r):
         """May the blocked waiting head fit before the pool shrinks? Only if its prefix hit can
