@@ -146,11 +146,14 @@ class Disagg:
         done = sum(r.sim.n_done for r in self.pools["decode"].replicas)
         return Progress(done, len(self.trace[0]))
 
+    def work_done(self):
+        """(both pools' work so far, requests finished: the decode pool's), as run.Fleet's."""
+        return (sum(f.work_done()[0] for f in self.pools.values()),
+                self.pools["decode"].work_done()[1])
+
     def check_work(self, probes):
-        """Both pools' work against one cap (run.Fleet.check_work); finished: the decode
-        pool's."""
-        work = sum(f.work_done()[0] for f in self.pools.values())
-        probes.check(work, self.pools["decode"].work_done()[1], len(self.trace[0]))
+        """Both pools' work against one cap (run.Fleet.check_work)."""
+        probes.check(*self.work_done(), len(self.trace[0]))
 
 
 def run_disagg_steps(scenario, trace, slice_s=None, work_cap=None, seg_cap=None,
@@ -159,6 +162,9 @@ def run_disagg_steps(scenario, trace, slice_s=None, work_cap=None, seg_cap=None,
     fleet/run.py run_fleet_steps)."""
     d = Disagg(scenario, trace, seg_cap, log_cap)
     probes = Probes(work_cap)
+    for f in d.pools.values():
+        for rep in f.replicas:
+            rep.watch(lambda: d.check_work(probes))
     clock = time.perf_counter
     until = None if slice_s is None else clock() + slice_s
     for g, t in enumerate(trace[0]):

@@ -26,7 +26,7 @@ from ..policies.base import RunAgain
 from ..sim.core import Sim, _first_pass_at as _first_pass_roofline
 from ..sim.exact import SUB, floor_sum
 from ..sim.progress import Progress
-from ..sim.work import EVENT_WORK, Probes
+from ..sim.work import CHECK_WORK, EVENT_WORK, Probes
 from ..workload.blocks import chains, stream_chains
 from ..workload.generator import Trace
 from .routers import make_router
@@ -86,6 +86,9 @@ class Replica:
         # prefill or on the link (fleet/disagg.py); the router counts them from its choice
         self.coming = 0
         self.last_end = (0, 0)        # (end, requests done there) of the last run executed
+        # the fleet's check of its work cap, called every CHECK_WORK units of this replica's work
+        # (watch): between two routed requests, and in its tail, a replica may do any amount
+        self.on_check, self.check_at = None, float("inf")
         self.snapshots = deque()      # (time, waiting, running, kv tokens) at each decision
         self.kv_pool = scenario.kv_pool
 
@@ -112,6 +115,9 @@ class Replica:
                 self.wake = IDLE
                 return                          # idle until the router sends more
             sim.work += EVENT_WORK
+            if sim.work >= self.check_at:
+                self.check_at = sim.work + CHECK_WORK
+                self.on_check()
             sim._release_arrivals()
             before = sim.now
             if not sim._decide(policy):
@@ -121,6 +127,11 @@ class Replica:
             cuttable = not sim.waiting and policy.wants_arrivals()
             self.plan = _held(sim, _plan_without_arrivals(sim, policy), cuttable)
             self._snapshot()
+
+    def watch(self, check):
+        """From now on check() (the fleet's work against its cap: WorkCapExceeded) is called
+        every CHECK_WORK units of this replica's work, as a single server's loop checks its own."""
+        self.on_check, self.check_at = check, self.sim.work + CHECK_WORK
 
     def send(self, fleet_id, arrive, prompt, out, trace, chain, remote=0):
         """The router sent this request (remote: tokens whose KV it brings, a decode replica's):
@@ -261,6 +272,8 @@ def _run_fleet(cls, scenario, trace, slice_s, work_cap, seg_cap, log_cap):
     clock = time.perf_counter
     until = None if slice_s is None else clock() + slice_s
     probes = Probes(work_cap)
+    for rep in fleet.replicas:
+        rep.watch(lambda: fleet.check_work(probes))
     for g in range(n):
         t = arrive[g]
         for rep in fleet.replicas:

@@ -392,3 +392,34 @@ def test_the_livelock_detector_keeps_digests_not_states(monkeypatch):
     api.run_sim(sc, work_cap=None)
     assert len(kept) > 100                       # the detector did record states
     assert all(isinstance(k, bytes) and len(k) == 16 for k in kept)
+
+
+@pytest.mark.parametrize("cluster", [{"replicas": 2},
+                                     {"prefill": {"replicas": 1}, "decode": {"replicas": 1}}],
+                         ids=["fleet", "p/d"])
+def test_a_fleet_stops_at_its_cap_inside_a_replicas_tail(cluster):
+    """Four requests are routed at once, so a replica's work is all in its tail (million-token
+    conversation prompts in chunks of 16 on one slot). The cap was looked at between routed
+    requests and after each tail only: this P/D fleet ran to 782,170 units under a cap of
+    50,000. A replica now has the fleet look every CHECK_WORK units of its work."""
+    from py_engine.api import drain
+    from py_engine.fleet.disagg import run_disagg_steps
+    from py_engine.fleet.run import run_fleet_steps
+    from py_engine.scenario.prepared import prepare
+    from py_engine.workload.generator import generate
+    cap = 50_000
+    sc = {"scheduler": "vllm", "cluster": cluster,
+          "workload": {"requests": 4, "prompt_mean": 1_000_000, "output_mean": 200, "skew": 0,
+                       "prefix": {"kind": "conversation", "turns": 4, "think": 100}},
+          "server": {"slots": 1, "chunk": 16, "cost": {"kind": "roofline",
+                                                       "model": "llama-3.1-8b",
+                                                       "gpu": "h100-80gb"}}}
+    prepared = prepare(sc)
+    steps = run_disagg_steps if "prefill" in cluster else run_fleet_steps
+    whole = drain(steps(prepared, generate(prepared["workload"]))).work_done()[0]
+    assert whole > 5 * cap                  # uncapped, it is far beyond the cap
+    with pytest.raises(ScenarioError) as e:
+        simulate(sc, work_cap=cap)
+    m = re.search(r"of 4 requests done after ([\d,]+) units", e.value.message)
+    assert m, e.value.message
+    assert int(m.group(1).replace(",", "")) <= 2 * cap
