@@ -79,6 +79,7 @@ class Disagg:
         n = len(trace[0])
         self.link_free = [0] * len(self.pools["prefill"].replicas)
         self.pending = [dict() for _ in self.pools["prefill"].replicas]   # local -> fleet id
+        self.booked = [0] * len(self.pools["prefill"].replicas)   # their prefills ended, booked
         self.transfers = []            # heap of (end tick, fleet id)
         self.decode_of = [0] * n       # decode replica, chosen at the arrival
         self.decode_local = [0] * n
@@ -91,8 +92,11 @@ class Disagg:
         prompt = self.trace[1]
         for i, rep in enumerate(self.pools["prefill"].replicas):
             pend = self.pending[i]
-            if not pend:
+            # no prefill ended there since the last booking: nothing to look for (a burst keeps
+            # thousands pending, and this runs at every arrival)
+            if not pend or rep.sim.n_done == self.booked[i]:
                 continue
+            self.booked[i] = rep.sim.n_done
             done = rep.sim.done_tick
             ended = sorted((done[loc], loc) for loc in pend if done[loc] >= 0)
             for tf, loc in ended:

@@ -11,6 +11,11 @@ KvRouterConfig defaults overlap_score_weight 1.0, router_temperature 0.0.)"""
 from ...sim.exact import cdiv
 from .base import Router, register
 
+# active entries _expire walks per unit of the fleet's work (sim/work.py; ~0.3 us an entry
+# natively): an overloaded worker's list grows with every request routed to it, and the walk at
+# each pick, uncounted, ran a fleet ~28 us a unit (bench/work.py)
+WALKED_PER_UNIT = 2
+
 
 @register("kv_cost")
 class KvCost(Router):
@@ -33,6 +38,7 @@ class KvCost(Router):
         """Drop what the router has seen happen by t: first tokens, ends."""
         sim = self.fleet.replicas[k].sim
         first, done = sim.first_tick, sim.done_tick
+        self.fleet.work += len(self.active[k]) // WALKED_PER_UNIT
         keep = []
         for entry in self.active[k]:
             local, pf, blocks = entry
