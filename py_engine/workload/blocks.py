@@ -50,18 +50,19 @@ def chains(trace):
 
 
 def stream_chains(trace):
-    """Per request the nodes of the whole `hash_block`-token blocks of its prompt that are shared
-    content (its hash_ids, or its prefix_id's stream: a whole-prompt stream counts the whole
-    prompt), [] when none are: what a prefix-aware router matches. A stream's block j is a node
-    of its own, numbered after the trie's."""
+    """Request by request (a generator: a fleet computes them as its router first asks, in
+    arrival order, which numbers the nodes the same) the nodes of the whole `hash_block`-token
+    blocks of its prompt that are shared content (its hash_ids, or its prefix_id's stream: a
+    whole-prompt stream counts the whole prompt), [] when none are: what a prefix-aware router
+    matches. A stream's block j is a node of its own, numbered after the trie's."""
     prompt, hb = trace[1], trace.hash_block
     hashed = chains(trace)
     pid, plen = getattr(trace, "prefix_id", None), getattr(trace, "prefix_len", None)
     base = 1 + max((max(c) for c in hashed or () if c), default=-1)
-    stream, out = {}, []
+    stream = {}
     for r, p in enumerate(prompt):
         if hashed is not None and hashed[r] is not None:
-            out.append(hashed[r][:p // hb])
+            yield hashed[r][:p // hb]
         elif pid is not None and pid[r] is not None and plen[r]:
             span = min(p, plen[r])
             chain = []
@@ -71,10 +72,9 @@ def stream_chains(trace):
                 if node is None:
                     node = stream[key] = base + len(stream)
                 chain.append(node)
-            out.append(chain)
+            yield chain
         else:
-            out.append([])
-    return out
+            yield []
 
 
 def block_reuse(chain, replica_of=None):
