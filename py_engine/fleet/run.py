@@ -269,29 +269,64 @@ def _run_fleet(cls, scenario, trace, slice_s, work_cap, seg_cap, log_cap):
     fleet.router = make_router(scenario, fleet)
     arrive, prompt, out = trace
     n = len(arrive)
-    clock = time.perf_counter
-    until = None if slice_s is None else clock() + slice_s
+    slices = Slices(slice_s)
     probes = Probes(work_cap)
+
+    def check():        # a replica's, every CHECK_WORK units of its work
+        fleet.check_work(probes)
+        if slices.due():
+            raise SliceDue
     for rep in fleet.replicas:
-        rep.watch(lambda: fleet.check_work(probes))
+        rep.watch(check)
     for g in range(n):
         t = arrive[g]
         for rep in fleet.replicas:
             if t > rep.wake:
-                rep.advance(t)
+                yield from _sliced(fleet, slices, rep.advance, t)
         k = fleet.route(g, t)
         fleet.replicas[k].send(g, t, prompt[g], out[g], trace, chain)
         fleet.router.sent(g, t, k)
         if g % CHECK_EVERY == CHECK_EVERY - 1:
             fleet.check_work(probes)
-            if until is not None and clock() > until:
+            if slices.due():
                 yield fleet.progress()
-                until = clock() + slice_s
+                slices.next()
     for rep in fleet.replicas:
-        rep.finish()
+        yield from _sliced(fleet, slices, rep.finish)
         fleet.check_work(probes)
-        yield fleet.progress()          # each replica's tail is a slice of its own
+    yield fleet.progress()
     return fleet
+
+
+class SliceDue(Exception):
+    """A replica's check (Replica.watch) found the slice's time up: the fleet's generator
+    yields, then calls the same advance again, which goes on where it stopped (the check comes
+    between two of its events)."""
+
+
+class Slices:
+    """The time slices of a run (slice_s: None, one slice)."""
+
+    def __init__(self, slice_s):
+        self.slice_s = slice_s
+        self.until = None if slice_s is None else time.perf_counter() + slice_s
+
+    def due(self):
+        return self.until is not None and time.perf_counter() > self.until
+
+    def next(self):
+        self.until = time.perf_counter() + self.slice_s
+
+
+def _sliced(fleet, slices, step, *args):
+    """step(*args), a replica's advance or finish, to its end: each time a replica's check finds
+    the slice over, the fleet's progress is yielded and the step called again."""
+    while True:
+        try:
+            return step(*args)
+        except SliceDue:
+            yield fleet.progress()
+            slices.next()
 
 
 class SharedBlocks:
