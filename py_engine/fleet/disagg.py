@@ -25,7 +25,6 @@ waits: it cannot be overtaken, since a prefill not yet finished ends after the a
 
 import heapq
 import math
-import time
 
 from ..model.cost import Cost
 from ..policies import policy_class
@@ -35,7 +34,7 @@ from ..sim.progress import Progress
 from ..sim.work import Probes
 from ..workload.blocks import chains
 from .routers import make_router
-from .run import CHECK_EVERY, Fleet, Replica, hide_block_views
+from .run import CHECK_EVERY, Fleet, Replica, SliceDue, Slices, hide_block_views, sliced
 
 
 def pool_scenario(scenario, pool):
@@ -108,9 +107,8 @@ class Disagg:
                 heapq.heappush(self.transfers, (end, g))
 
     def _deliver(self, g, e):
+        """The KV of g is on its decode replica at e (every decode replica has run to e)."""
         dec = self.pools["decode"]
-        for rep in dec.replicas:
-            rep.advance(e)
         k = self.decode_of[g]
         rep = dec.replicas[k]
         rep.coming -= 1
@@ -120,19 +118,25 @@ class Disagg:
         dec.router.sent(g, e, k)
 
     def drain(self, t):
-        """Everything that happens before t (None: to the end)."""
-        pre = self.pools["prefill"]
+        """Everything that happens before t (None: to the end). A replica's check may stop it
+        between two steps (fleet/run.py SliceDue): called again, it goes on from there."""
+        pre, dec = self.pools["prefill"], self.pools["decode"]
         while True:
             for rep in pre.replicas:
                 rep.advance(t) if t is not None else rep.finish()
             self._book_transfers()
             if self.transfers and (t is None or self.transfers[0][0] < t):
-                e, g = heapq.heappop(self.transfers)
+                e, g = self.transfers[0]
+                for rep in dec.replicas:      # before the transfer leaves the heap
+                    rep.advance(e)
+                heapq.heappop(self.transfers)
                 self._deliver(g, e)
             else:
                 return
 
     def arrive(self, g, t):
+        """Request g arrives at t: routed once everything before t has happened (a slice may end
+        before the routing: called again, it goes on)."""
         pre, dec = self.pools["prefill"], self.pools["decode"]
         self.drain(t)
         for rep in dec.replicas:
@@ -166,22 +170,25 @@ def run_disagg_steps(scenario, trace, slice_s=None, work_cap=None, seg_cap=None,
     fleet/run.py run_fleet_steps)."""
     d = Disagg(scenario, trace, seg_cap, log_cap)
     probes = Probes(work_cap)
+    slices = Slices(slice_s)
+
+    def check():        # a replica's, every CHECK_WORK units of its work
+        d.check_work(probes)
+        if slices.due():
+            raise SliceDue
     for f in d.pools.values():
         for rep in f.replicas:
-            rep.watch(lambda: d.check_work(probes))
-    clock = time.perf_counter
-    until = None if slice_s is None else clock() + slice_s
+            rep.watch(check)
     for g, t in enumerate(trace[0]):
-        d.arrive(g, t)
+        yield from sliced(d, slices, d.arrive, g, t)
         if g % CHECK_EVERY == CHECK_EVERY - 1:
             d.check_work(probes)
-            if until is not None and clock() > until:
+            if slices.due():
                 yield d.progress()
-                until = clock() + slice_s
-    d.drain(None)
-    yield d.progress()
+                slices.next()
+    yield from sliced(d, slices, d.drain, None)
     for rep in d.pools["decode"].replicas:
-        rep.finish()
-        yield d.progress()
+        yield from sliced(d, slices, rep.finish)
     d.check_work(probes)
+    yield d.progress()
     return d

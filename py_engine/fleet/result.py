@@ -103,7 +103,8 @@ class _Counters:
                         if isinstance(vv, (int, float)) and not isinstance(vv, bool):
                             d[kk] = d.get(kk, 0) + vv
                 elif isinstance(v, (int, float)) and not isinstance(v, bool):
-                    out[k] = out.get(k, 0) + v
+                    before = out.get(k)     # (None: a replica sent nothing had no rate)
+                    out[k] = v if before is None else before + v
                 else:
                     out.setdefault(k, v)
         pc = out.get("prefix_cache")

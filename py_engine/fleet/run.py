@@ -282,7 +282,7 @@ def _run_fleet(cls, scenario, trace, slice_s, work_cap, seg_cap, log_cap):
         t = arrive[g]
         for rep in fleet.replicas:
             if t > rep.wake:
-                yield from _sliced(fleet, slices, rep.advance, t)
+                yield from sliced(fleet, slices, rep.advance, t)
         k = fleet.route(g, t)
         fleet.replicas[k].send(g, t, prompt[g], out[g], trace, chain)
         fleet.router.sent(g, t, k)
@@ -292,7 +292,7 @@ def _run_fleet(cls, scenario, trace, slice_s, work_cap, seg_cap, log_cap):
                 yield fleet.progress()
                 slices.next()
     for rep in fleet.replicas:
-        yield from _sliced(fleet, slices, rep.finish)
+        yield from sliced(fleet, slices, rep.finish)
         fleet.check_work(probes)
     yield fleet.progress()
     return fleet
@@ -318,7 +318,7 @@ class Slices:
         self.until = time.perf_counter() + self.slice_s
 
 
-def _sliced(fleet, slices, step, *args):
+def sliced(fleet, slices, step, *args):
     """step(*args), a replica's advance or finish, to its end: each time a replica's check finds
     the slice over, the fleet's progress is yielded and the step called again."""
     while True:

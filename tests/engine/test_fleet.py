@@ -399,3 +399,15 @@ def test_a_fleet_counting_blocks_until_a_preemption_equals_one_with_block_tables
     fast = py_engine.simulate(raw)
     monkeypatch.setattr(SpeculativeVLLM, "speculate", False)
     assert fast == py_engine.simulate(raw)
+
+
+def test_a_fleet_whose_first_replica_was_sent_nothing_has_metrics():
+    """A replica sent no request has no prefix hit rate (None); the fleet's metrics added the
+    next replica's 0.0 to it and raised a TypeError (power of two's draws left replica 0 idle)."""
+    sc = {"scheduler": "vllm",
+          "workload": {"requests": 10, "prompt_mean": 1, "output_mean": 400, "skew": 0},
+          "server": {"kv_tokens": 20000},
+          "cluster": {"replicas": 8, "router": {"kind": "power_of_two"}}}
+    r = py_engine.simulate(sc)
+    idle = [m for m in r["replicas"] if m["requests"] == 0]
+    assert idle and r["metrics"]["prefix_hit_rate"] == 0.0
