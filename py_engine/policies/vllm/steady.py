@@ -141,6 +141,7 @@ class Steady:
         """Every steady decoder explicit again (_sd_materialize for each, the steps' entries
         added at once, in the same order)."""
         decoders = list(self.sd)
+        self.sim.count_work(len(decoders))      # (as the steady prefillers', steady_prefills.py)
         for r in decoders:
             self._sd_leave(r)
         for step in (self.step, self.unprocessed):

@@ -45,6 +45,7 @@ class SteadyPrefills:
         slot_of, sp, special, joined = self.slot_of, self.sp, self.special, self.sd_joined
         T, s, u = self.chunk, self.sp_steps, self.sp_updates
         earlier = self.unprocessed      # async: the step before, its outputs processed next
+        self.sim.count_work(len(candidates))
         for r in candidates:
             c = computed[r]
             if (num_tokens[r] - c <= 2 * T or status[r] != RUNNING or stale[r]
@@ -86,6 +87,10 @@ class SteadyPrefills:
                 self._sp_leave_now(r)
 
     def _sp_materialize_all(self):
+        # work (sim/work.py): each one is touched as a walk touches it; where something binds
+        # every few plans they leave and join again (a run of long prompts in chunks of 16:
+        # half its work was not counted)
+        self.sim.count_work(len(self.sp))
         for r in list(self.sp):
             self._sp_leave_now(r)
         self.sp_leave.clear()
