@@ -93,7 +93,13 @@ def scenario_of(base, cand):
 def _rate_field(base):
     """The workload's load knob and its value: a Poisson rate or a trace's rate scale."""
     wl = base["workload"]
-    if wl.get("items") is None and wl["trace"]["name"] != "none":
+    traced = wl.get("items") is None and wl["trace"]["name"] != "none"
+    field, n = ("workload.trace.count", wl["trace"]["count"]) if traced else (
+        "workload.requests", wl["requests"])
+    if wl.get("items") is None and n < 2:     # one arrival has no rate (offered_rps: none)
+        raise ScenarioError(field, n, "at least 2, to search the highest load meeting the SLO "
+                            "(a load is a rate of arrivals)")
+    if traced:
         return "rate_scale", wl["trace"]["rate_scale"]
     if wl.get("items") is None and wl["arrival"]["kind"] == "poisson":
         return "rate", wl["arrival"]["rate"]

@@ -182,6 +182,11 @@ def test_the_protocol_plans_at_capacity_as_plan_capacity_does():
     with pytest.raises(py_engine.ScenarioError) as e:
         plan(burst, 2, search=True, executor=lambda *a: pytest.fail("a candidate ran"))
     assert e.value.field == "workload.arrival.kind"
+    # nor has one request (its offered rate is none: the capacity row raised a TypeError)
+    one = dict(sc, workload=dict(sc["workload"], requests=1))
+    with pytest.raises(py_engine.ScenarioError) as e:
+        plan(one, 2, search=True, executor=lambda *a: pytest.fail("a candidate ran"))
+    assert e.value.field == "workload.requests" and "at least 2" in e.value.message
 
 
 def test_the_reason_names_candidates_as_the_pages_table_does():
