@@ -106,12 +106,37 @@ def test_on_a_fleet_page_the_timelines_wait_for_the_fleet_and_cancel_stops_both(
               "&gpu=h100-80gb&kv_tokens=auto&vllm=1&replicas=8")
     page.wait_for_selector("html[data-stale='simulating… after the fleet’s run']",
                            state="attached", timeout=120_000)
-    assert page.inner_text("#fleet-status") == "simulating the fleet…"
+    assert page.inner_text("#fleet-status").startswith("simulating the fleet…")
     page.click("#btn-cancel-run")
     page.wait_for_selector("html:not([data-pending])", state="attached", timeout=120_000)
     assert page.get_attribute("html", "data-stale") == "cancelled"
     assert "engine is free" in page.inner_text("#timeline-wait")
     assert page.inner_text("#fleet-status").startswith("Cancelled")
+
+
+FLEET_STATUS = """
+window.__fleetStatus = [];
+new MutationObserver(() => {
+  const s = document.getElementById('fleet-status');
+  if (s && s.textContent !== window.__fleetStatus[window.__fleetStatus.length - 1]) window.__fleetStatus.push(s.textContent);
+}).observe(document, {subtree: true, childList: true, characterData: true});
+"""
+
+
+def test_the_fleet_says_how_many_requests_are_done_while_it_runs(strict_page, site_url):
+    """A burst is routed at once, and its replicas' tails are the fleet's run: the engine now
+    reports the requests done inside them too (fleet/run.py slices), and the figure's line says
+    it beside "simulating the fleet…" (it said only that)."""
+    page = strict_page
+    page.add_init_script(FLEET_STATUS)
+    page.goto(f"{site_url}?requests=20000&output_mean=300&vllm=1&replicas=2")
+    page.wait_for_selector("[data-metric='fleet.throughput_tok_s'][data-value]:not([data-value=''])",
+                           state="attached", timeout=180_000)
+    counts = [int(m.group(1).replace(",", "")) for m in
+              (re.match(r"simulating the fleet… ([\d,]+) of 20,000 requests · ", t)
+               for t in page.evaluate("window.__fleetStatus")) if m]
+    assert any(0 < n < 20_000 for n in counts), page.evaluate("window.__fleetStatus")
+    assert counts == sorted(counts)
 
 
 def test_a_change_during_the_fleets_first_run_never_shows_the_old_fleet(strict_page, site_url,

@@ -16,6 +16,7 @@ import { createParts } from './ttftparts.js';
 import { getPath } from '../state/schema.js';
 import { schedulerLabel } from '../state/context.js';
 import { canonical } from '../engine/requests.js';
+import { createEstimate, progressText } from './runprogress.js';
 
 // The fleet's numbers: hook name, label, path in the result, format.
 const NUMBERS = [
@@ -171,11 +172,11 @@ export function createFleet(ctx) {
 
   /** req's answer: the build-time snapshot's while the engine loads (a page opened on a fleet:
    *  an embed, a story step), asked again of the live engine, whose own numbers the page shows. */
-  async function ask(token, req) {
+  async function ask(token, req, onProgress) {
     const k = canonical(req);
     if (!results.has(k) || (source.live && built.has(k))) {
       const snapshot = !source.live && source.hasSnapshot(req.method, req.params);
-      const res = await source.call(req.method, req.params, { signal: token.signal, engine: !snapshot });
+      const res = await source.call(req.method, req.params, { signal: token.signal, engine: !snapshot, onProgress });
       results.set(k, res);
       if (snapshot) built.add(k); else built.delete(k);
     }
@@ -199,10 +200,15 @@ export function createFleet(ctx) {
     const keep = new Set([reqs.run, ...reqs.routers.map((r) => r.req)].map(canonical));
     for (const k of results.keys()) if (!keep.has(k)) { results.delete(k); built.delete(k); }
     let res;
+    // the engine's own count of the fleet's requests done, beside "simulating the fleet…"
+    const estimate = createEstimate();
+    const onProgress = (p) => {
+      if (!gone() && box.classList.contains('stale')) status(`simulating the fleet… ${progressText(estimate.add(p, performance.now()))}`);
+    };
     try {
       const t0 = performance.now();
       inFlight = token;
-      res = await ask(token, reqs.run);
+      res = await ask(token, reqs.run, onProgress);
       performance.measure('cbx:fleet', { start: t0, end: performance.now() });   // bench/page.py reads it
     } catch (err) {
       if (gone()) return;
