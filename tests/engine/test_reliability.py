@@ -453,51 +453,20 @@ def test_a_fleets_shared_blocks_are_made_for_a_prefix_aware_router_and_counted()
     assert aware.work >= nodes + 200 * 3       # every node, and each routing's own (ROUTE_WORK)
 
 
-def test_a_fleets_tails_are_sliced_and_give_the_same_answer():
-    """A burst is routed at once, so the fleet's work is its replicas' tails, and each tail was
-    one slice: the page could neither show progress nor cancel inside it. A replica's check of
-    the cap now also ends a slice that is due, and its advance goes on where it stopped."""
+def sliced_and_whole(scenario):
+    """(slices, the document) of a fleet run in slices that every check finds due, and the
+    document of the same run in one piece (timings aside)."""
     import json
     from py_engine.api import drain, result, run_steps
     from py_engine.scenario.prepared import prepare
 
-    def strip(x):       # timings aside
-        if isinstance(x, dict):
-            return {k: strip(v) for k, v in x.items() if k != "seconds"}
-        return [strip(v) for v in x] if isinstance(x, list) else x
-    sc = prepare({"scheduler": "vllm", "workload": {"requests": 1000},
-                  "cluster": {"replicas": 2}})
-    steps = run_steps(sc, None, 0.0, None)     # every check finds its slice due
-    slices = 0
-    while True:
-        try:
-            next(steps)
-            slices += 1
-        except StopIteration as done:
-            sliced = done.value
-            break
-    whole = drain(run_steps(sc, None, None, None))
-    # (it was a slice each 64 routed requests and one a tail: 17; the tails are most of it)
-    assert slices > 2 * (1000 // 64 + 2)
-    assert json.dumps(strip(result(sliced))) == json.dumps(strip(result(whole)))
-
-
-def test_a_pd_fleets_stretches_are_sliced_and_give_the_same_answer():
-    """As a colocated fleet's (above): a P/D burst's work is its drain after the last arrival
-    (prefill tails, each request's transfer and admission on its decode replica) and the decode
-    tails, which were three slices; drain and arrive are stopped between two steps and go on."""
-    import json
-    from py_engine.api import drain, result, run_steps
-    from py_engine.scenario.prepared import prepare
-
-    def strip(x):
-        if isinstance(x, dict):
-            return {k: strip(v) for k, v in x.items() if k != "seconds"}
-        return [strip(v) for v in x] if isinstance(x, list) else x
-    sc = prepare({"scheduler": "vllm", "workload": {"requests": 1000},
-                  "server": {"cost": {"kind": "roofline", "model": "llama-3.1-8b",
-                                      "gpu": "h100-80gb"}},
-                  "cluster": {"prefill": {"replicas": 1}, "decode": {"replicas": 2}}})
+    def doc(run):
+        def strip(x):
+            if isinstance(x, dict):
+                return {k: strip(v) for k, v in x.items() if k != "seconds"}
+            return [strip(v) for v in x] if isinstance(x, list) else x
+        return json.dumps(strip(result(run)))
+    sc = prepare(scenario)
     steps = run_steps(sc, None, 0.0, None)
     slices = 0
     while True:
@@ -505,8 +474,27 @@ def test_a_pd_fleets_stretches_are_sliced_and_give_the_same_answer():
             next(steps)
             slices += 1
         except StopIteration as done:
-            sliced = done.value
-            break
-    whole = drain(run_steps(sc, None, None, None))
+            return slices, doc(done.value), doc(drain(run_steps(sc, None, None, None)))
+
+
+def test_a_fleets_tails_are_sliced_and_give_the_same_answer():
+    """A burst is routed at once, so the fleet's work is its replicas' tails, and each tail was
+    one slice: the page could neither show progress nor cancel inside it. A replica's check of
+    the cap now also ends a slice that is due, and its advance goes on where it stopped."""
+    slices, sliced, whole = sliced_and_whole({"scheduler": "vllm", "workload": {"requests": 1000},
+                                              "cluster": {"replicas": 2}})
+    # (it was a slice each 64 routed requests and one a tail: 17; the tails are most of it)
+    assert slices > 2 * (1000 // 64 + 2)
+    assert sliced == whole
+
+
+def test_a_pd_fleets_stretches_are_sliced_and_give_the_same_answer():
+    """As a colocated fleet's (above): a P/D burst's work is its drain after the last arrival
+    (prefill tails, each request's transfer and admission on its decode replica) and the decode
+    tails, which were three slices; drain and arrive are stopped between two steps and go on."""
+    slices, sliced, whole = sliced_and_whole(
+        {"scheduler": "vllm", "workload": {"requests": 1000},
+         "server": {"cost": {"kind": "roofline", "model": "llama-3.1-8b", "gpu": "h100-80gb"}},
+         "cluster": {"prefill": {"replicas": 1}, "decode": {"replicas": 2}}})
     assert slices > 2 * (1000 // 64 + 4)
-    assert json.dumps(strip(result(sliced))) == json.dumps(strip(result(whole)))
+    assert sliced == whole
