@@ -12,11 +12,11 @@ import statistics
 import time
 
 from .. import api
-from ..sim.core import Sim
-from ..sim.work import Probes
 from ..errors import ScenarioError
+from ..fleet.routers import REGISTRY
 from ..scenario.prepared import prepare
-from ..sim.work import WORK_CAP
+from ..sim.core import Sim
+from ..sim.work import WORK_CAP, Probes
 
 CAP = 2_000_000
 
@@ -41,21 +41,18 @@ def _scenario(rng):
 
 
 def _fleet(rng):
-    """A random fleet of a random server: N replicas behind a router, or a P/D split."""
+    """A random fleet of a random server: N replicas behind any router, or a P/D split."""
+    routers = list(REGISTRY)
     sc = _scenario(rng)
     if rng.random() < 0.7:
         sc["cluster"] = {"replicas": rng.choice([2, 4, 8]),
-                         "router": {"kind": rng.choice(ROUTERS)},
+                         "router": {"kind": rng.choice(routers)},
                          "staleness_ms": rng.choice([0, 0, 50])}
     else:
         sc["cluster"] = {"prefill": {"replicas": rng.choice([1, 2])},
                          "decode": {"replicas": rng.choice([1, 2, 3])},
-                         "router": {"kind": rng.choice(ROUTERS)}}
+                         "router": {"kind": rng.choice(routers)}}
     return sc
-
-
-ROUTERS = ["round_robin", "random", "least_outstanding", "power_of_two", "vllm_dp", "cache_aware",
-           "llm_d", "kv_cost"]
 
 
 def main(quick=False):

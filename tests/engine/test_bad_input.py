@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from py_engine import ScenarioError, normalize, simulate
 from py_engine.app.protocol import handle
+from py_engine.fleet.routers import REGISTRY
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -171,8 +172,7 @@ def test_random_scenarios_are_answered_or_rejected_as_data(raw):
         assert out["error"]["type"] == "ScenarioError", out
 
 
-ROUTERS = ["round_robin", "random", "least_outstanding", "power_of_two", "vllm_dp",
-           "cache_aware", "llm_d", "kv_cost"]
+ROUTERS = list(REGISTRY)
 FLEET = st.one_of(
     st.fixed_dictionaries({"replicas": st.integers(1, 5),
                            "router": st.fixed_dictionaries({"kind": st.sampled_from(ROUTERS)}),

@@ -125,7 +125,7 @@ export function wireExports(ctx, figures) {
     const title = `Continuous batching: ×${sp.time.toFixed(2)} faster (×${sp.passes.toFixed(2)} in passes)`;
     const subtitle = `${res[ctx.lanes()[0]].requests.$table.toLocaleString('en-US')} requests · ${ctx.describe()}`;
     // a production trace's attribution travels with its picture, as with its CSV (CC BY 4.0, Apache-2.0)
-    const credit = ctx.lanes().map((s) => res[s]?.credit).find(Boolean) || null;
+    const credit = X.creditOf(res, ctx.lanes());
     X.download(X.fileName('timeline', 'png'), await X.timelinePNG({ title, subtitle, lanes, credit }), 'image/png');
   });
   $('btn-csv').addEventListener('click', () => X.download(X.fileName('requests', 'csv'), X.toCSV(ctx.result(), ctx.lanes(), ctx.fleet?.()), 'text/csv'));

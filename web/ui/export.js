@@ -22,6 +22,11 @@ function csvValue(v, f) {
   return String(f.unit === 'time' ? +v.toFixed(CSV_TIME_DIGITS) : +v.toPrecision(6));
 }
 
+/** A production trace's attribution (CC BY 4.0, Apache-2.0) among the runs shown, or null. */
+export function creditOf(compare, schedulers, fleet = null) {
+  return [...schedulers.map((s) => compare[s]?.credit), fleet?.result?.credit].find(Boolean) || null;
+}
+
 /** One row per request per scheduler; the columns are the declared request record (records.py).
  *  With a fleet shown (toJSON's `fleet`: {request, result}), its requests follow, and a first
  *  column `run` says which rows are which ("one server", "fleet"), `replica` which replica served
@@ -37,7 +42,7 @@ export function toCSV(compare, schedulers, fleet = null) {
   const run = fleetRows ? ['run'] : [];
   const lines = [[...run, 'scheduler', ...[...layout, ...own].map((f) => csvHeader(f, unit))].join(',')];
   // a production trace's attribution travels with its numbers (CC BY 4.0, Apache-2.0), as a comment line
-  const credit = [...schedulers.map((s) => compare[s]?.credit), fleet?.result?.credit].find(Boolean);
+  const credit = creditOf(compare, schedulers, fleet);
   if (credit) lines.unshift(`# ${credit}`);
   const rows = (t, first) => {
     for (let i = 0; i < count(t); i++) {

@@ -6,6 +6,8 @@
 import { lineOf, MAX_TRACE_BYTES } from '../state/tracefile.js';
 import { $ } from './dom.js';
 
+const requests = (n) => `${n.toLocaleString('en-US')} request${n === 1 ? '' : 's'}`;
+
 /**
  * onChange(): a file was loaded or cleared (run again); maxRequests: the page's limit on a run's
  * requests (workload.requests' page_max); call(method, params): the live engine's door. Returns
@@ -13,8 +15,6 @@ import { $ } from './dom.js';
  * showError(detail): an engine error
  * about them shown beside the input, at the file's own line (true when it was about them)}.
  */
-const requests = (n) => `${n.toLocaleString('en-US')} request${n === 1 ? '' : 's'}`;
-
 export function createTraceInput(onChange, maxRequests, call) {
   const input = $('trace-file'), status = $('trace-file-status'), error = $('trace-file-error'), clear = $('trace-file-clear');
   let trace = null;     // {name, items, lines, format}
