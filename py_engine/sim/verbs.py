@@ -13,6 +13,7 @@ import heapq
 
 from ..errors import PolicyError
 from .phases import DECODE, FINAL, HOLD, PAUSED, PREFILL, Phases, Resident
+from .work import WorkCapExceeded
 
 
 def _refuse(verb, rule):
@@ -203,6 +204,13 @@ class Verbs(Phases):
     def count_work(self, units: int) -> None:
         """Work the policy did in its own per-event walks (sim/work.py): the cap counts it."""
         self.work += units
+
+    def count_work_ahead(self, units: int) -> None:
+        """Work the policy is about to do in one go (a walk of its whole state): counted now, and
+        past the cap it is not done (WorkCapExceeded here, not at the core's next look)."""
+        self.work += units
+        if self.work_cap is not None and self.work > self.work_cap:
+            raise WorkCapExceeded(self.work, self.n_done, self.n)
 
     def record_prefix_hit(self, rid: int, tokens: int) -> None:
         """Prompt tokens of `rid` a prefix cache served at its first admission."""

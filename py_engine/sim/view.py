@@ -36,6 +36,7 @@ Act (core.Sim's verbs, sim/verbs.py):
     wait_until(tick)          run no pass now; jump the clock to tick (> now)
     add_cost(ticks)           add to the next pass's cost only (a swap transfer)
     count_work(units)         work the policy did in its own walks (sim/work.py: the cap)
+    count_work_ahead(units)   work it is about to do in one go: past the cap, the run stops first
     record_prefix_hit(rid, tokens)   prompt tokens a prefix cache served at first admission
     count_preemption(rid)     a preemption of a request that holds no slot (vLLM async: preempted
                               while its last token was in flight)
@@ -53,8 +54,8 @@ if TYPE_CHECKING:
 # containers and verbs: the view holds the core's own objects (read them, never rebind them)
 _SHARED = ("slots", "arrive", "prompt", "out", "emitted", "waiting", "free", "cost",
            "admit", "admit_ghost", "evict", "pause", "unpause", "set_chunk", "schedule_tokens",
-           "wait_until", "add_cost", "count_work", "record_prefix_hit", "count_preemption",
-           "resident_kv")
+           "wait_until", "add_cost", "count_work", "count_work_ahead", "record_prefix_hit",
+           "count_preemption", "resident_kv")
 
 
 class SimView:
