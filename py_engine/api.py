@@ -80,7 +80,7 @@ def run_steps(scenario, trace: Trace | None = None, slice_s: float | None = None
         sim = Sim(trace, scenario["server"]["slots"], Cost.from_scenario(scenario),
                   seg_cap=RESULT_CAPS["segments"], log_cap=RESULT_CAPS["passes_log"])
         probes = Probes(work_cap)
-        sim.work_cap = probes.limit()
+        sim.work_cap, sim.work_cap_final = probes.limit(), work_cap
         return sim, cls(sim, scenario, trace), probes
 
     sim, policy, probes = start(cls.restartable())

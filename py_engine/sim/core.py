@@ -75,6 +75,7 @@ class Sim(Verbs):
     # every attribute a slot: a Sim has ~50, past the ~30 a shared-key instance dict holds, and
     # a slot's load and store are the cheapest there are (the loop does ~40 a run)
     __slots__ = ("n", "arrive", "prompt", "out", "slots", "cost", "now", "work", "work_cap",
+                 "work_cap_final",
                  "last_start", "passes", "waiting", "next_arrival", "free", "res", "n_resident",
                  "n_done", "_heap", "_finals", "_wait_until", "_extra_cost", "_pending_gaps",
                  "rows", "ptoks", "n_useful", "n_prefill", "n_pad", "n_gap", "kv", "kv_peak",
@@ -96,6 +97,9 @@ class Sim(Verbs):
         # adds for its own per-event walks; at more than work_cap the run stops
         self.work = 0
         self.work_cap = None
+        # the cap itself, past which the run ends whatever the estimate (work_cap may be a probe's
+        # share of it, where a run whose estimate fits goes on: api.run_steps)
+        self.work_cap_final = None
         self.last_start = 0             # start of the last pass run
         self.passes = 0
         self.waiting = deque()          # arrived, not resident, FCFS (policies may appendleft)

@@ -207,9 +207,11 @@ class Verbs(Phases):
 
     def count_work_ahead(self, units: int) -> None:
         """Work the policy is about to do in one go (a walk of its whole state): counted now, and
-        past the cap it is not done (WorkCapExceeded here, not at the core's next look)."""
+        past the cap itself it is not done (WorkCapExceeded here, not at the core's next look).
+        Only the cap itself: that ends the run, where a probe's share of it may go on, and a run
+        must go on only from between two events."""
         self.work += units
-        if self.work_cap is not None and self.work > self.work_cap:
+        if self.work_cap_final is not None and self.work > self.work_cap_final:
             raise WorkCapExceeded(self.work, self.n_done, self.n)
 
     def record_prefix_hit(self, rid: int, tokens: int) -> None:
