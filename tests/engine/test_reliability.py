@@ -398,7 +398,6 @@ def test_a_livelock_digest_past_the_cap_is_not_built(monkeypatch):
     """A digest walks the scheduler's whole state, the prefix cache's blocks too (one was 3.26M
     units): its work was counted after it was built, so a run went that far past its cap. A cap
     that falls inside a digest's count now stops the run before that digest is built."""
-    from py_engine import api
     from py_engine.policies.vllm import livelock
     built = []
     real = livelock._state
@@ -412,10 +411,9 @@ def test_a_livelock_digest_past_the_cap_is_not_built(monkeypatch):
           "workload": {"requests": 300, "prompt_mean": 1000, "output_mean": 100, "skew": 0.95,
                        "prefix": {"kind": "conversation", "turns": 4, "think": 100}},
           "server": {"slots": 512, "chunk": 1, "kv_tokens": 60_000}}
-    api.run_sim(sc, work_cap=None)
+    whole = simulate(sc, work_cap=None)
     k = 3
     assert len(built) > k and built[k] - built[k - 1] > 10_000   # big digests, far apart
-    whole = simulate(sc, work_cap=None)
     cap = built[k] - 1          # past the cap with the 4th digest's count, not before it
     built.clear()
     with pytest.raises(ScenarioError) as e:

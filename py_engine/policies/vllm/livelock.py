@@ -57,7 +57,7 @@ def _entries(policy):
     n = len(policy.running) + len(policy.waitq) + len(policy.saved)
     pool = policy.pool
     if pool.caching:
-        n += pool.total + pool.queue.n_hashed + pool.in_use
+        n += (pool.total or 0) + pool.queue.n_hashed + pool.in_use
     return n
 
 
