@@ -34,7 +34,7 @@ from ..sim.progress import Progress
 from ..sim.work import Probes
 from ..workload.blocks import chains
 from .routers import make_router
-from .run import CHECK_EVERY, Fleet, Replica, SliceDue, Slices, hide_block_views, sliced
+from .run import CHECK_EVERY, Fleet, Replica, Slices, hide_block_views, sliced, watch_all
 
 
 def pool_scenario(scenario, pool):
@@ -171,14 +171,7 @@ def run_disagg_steps(scenario, trace, slice_s=None, work_cap=None, seg_cap=None,
     d = Disagg(scenario, trace, seg_cap, log_cap)
     probes = Probes(work_cap)
     slices = Slices(slice_s)
-
-    def check():        # a replica's, every CHECK_WORK units of its work
-        d.check_work(probes)
-        if slices.due():
-            raise SliceDue
-    for f in d.pools.values():
-        for rep in f.replicas:
-            rep.watch(check)
+    watch_all([rep for f in d.pools.values() for rep in f.replicas], d, probes, slices)
     for g, t in enumerate(trace[0]):
         yield from sliced(d, slices, d.arrive, g, t)
         if g % CHECK_EVERY == CHECK_EVERY - 1:

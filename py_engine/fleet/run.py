@@ -271,13 +271,7 @@ def _run_fleet(cls, scenario, trace, slice_s, work_cap, seg_cap, log_cap):
     n = len(arrive)
     slices = Slices(slice_s)
     probes = Probes(work_cap)
-
-    def check():        # a replica's, every CHECK_WORK units of its work
-        fleet.check_work(probes)
-        if slices.due():
-            raise SliceDue
-    for rep in fleet.replicas:
-        rep.watch(check)
+    watch_all(fleet.replicas, fleet, probes, slices)
     for g in range(n):
         t = arrive[g]
         for rep in fleet.replicas:
@@ -316,6 +310,17 @@ class Slices:
 
     def next(self):
         self.until = time.perf_counter() + self.slice_s
+
+
+def watch_all(replicas, fleet, probes, slices):
+    """Every CHECK_WORK units of its work each replica has the fleet (a Fleet, or a Disagg)
+    check its cap, and end the time slice when it is due (Replica.watch)."""
+    def check():
+        fleet.check_work(probes)
+        if slices.due():
+            raise SliceDue
+    for rep in replicas:
+        rep.watch(check)
 
 
 def sliced(fleet, slices, step, *args):

@@ -336,9 +336,7 @@ class PrefixCachePool:
         done = self.n_cached.get(rid, 0)
         if done >= full:
             return
-        # the call chain costs what cache_block's does (ALONE_BLOCKS), its blocks one op each:
-        # counted as blocks alone, a decoder's block cached at a time was ~4 us for 1/4 unit
-        self.ops += ALONE_BLOCKS - 1 + full - done
+        self.ops += ALONE_BLOCKS - 1 + full - done      # cache_block's call chain, and its blocks
         self._insert(self._keys_upto(rid, full), self.table[rid], done, full)
         self.n_cached[rid] = full
 
